@@ -1,0 +1,46 @@
+import { readBoolean, readInt, readPort, readUrl, ConfigError, type Env } from '../lib/config.ts';
+import { SUBGRAPHS, defaultSubgraphUrl, subgraphUrlEnv } from './subgraphs.ts';
+
+export interface GatewayConfig {
+  port: number;
+  host: string;
+  /** Subgraph name to its GraphQL URL. */
+  subgraphUrls: Record<string, string>;
+  /** Apollo Sandbox on GET /graphql. */
+  sandbox: boolean;
+  /** Headers preset in Sandbox (demo credentials in development). */
+  sandboxHeaders: Record<string, string>;
+  /** Deadline for one subgraph call. */
+  subgraphTimeoutMs: number;
+  /** Largest accepted request body. */
+  maxBodyBytes: number;
+  /** Path of the composed supergraph SDL. */
+  supergraphPath: string;
+}
+
+export function readGatewayConfig(env: Env, overrides: Partial<GatewayConfig> = {}): GatewayConfig {
+  const production = env.NODE_ENV === 'production';
+  const subgraphUrls: Record<string, string> = {};
+  for (const entry of SUBGRAPHS) {
+    subgraphUrls[entry.name] = readUrl(env, subgraphUrlEnv(entry.name)) ?? defaultSubgraphUrl(entry);
+  }
+  let sandboxHeaders: Record<string, string> = {};
+  if (env.SANDBOX_HEADERS) {
+    try {
+      sandboxHeaders = JSON.parse(env.SANDBOX_HEADERS) as Record<string, string>;
+    } catch {
+      throw new ConfigError('SANDBOX_HEADERS must be a JSON object of header names to values, such as {"x-recognition-token":"..."}');
+    }
+  }
+  return {
+    port: readPort(env, 'GATEWAY_PORT', 4000),
+    host: env.HOST ?? '127.0.0.1',
+    subgraphUrls: { ...subgraphUrls, ...overrides.subgraphUrls },
+    sandbox: readBoolean(env, 'SANDBOX', !production),
+    sandboxHeaders,
+    subgraphTimeoutMs: readInt(env, 'SUBGRAPH_TIMEOUT_MS', 30_000, { min: 100, max: 300_000 }),
+    maxBodyBytes: readInt(env, 'MAX_BODY_BYTES', 1024 * 1024, { min: 1024, max: 64 * 1024 * 1024 }),
+    supergraphPath: env.SUPERGRAPH_PATH ?? new URL('../schema/supergraph.graphql', import.meta.url).pathname,
+    ...overrides,
+  };
+}

@@ -1,0 +1,47 @@
+import { GraphQLError, parse, visit, type ASTNode, type GraphQLFormattedError } from 'graphql';
+
+/** Messages of GraphQL's value checks: the argument's value is wrong, not the operation's shape. */
+const VALUE_ERROR = /does not exist in ".+" enum|^Expected value of type|cannot represent|^Expected type ".+" to be an object|is not defined by type|of required type .+ was not provided|^(Date|DateTime) /;
+
+/** The argument path (`input.eventTypes`) at a source offset, or where a variable is used. */
+function argumentAt(source: string, offset: number | undefined, variable: string | undefined): string | undefined {
+  let document;
+  try {
+    document = parse(source);
+  } catch {
+    return undefined;
+  }
+  const path: string[] = [];
+  let found: string | undefined;
+  const contains = (node: ASTNode) => offset !== undefined && node.loc !== undefined && node.loc.start <= offset && offset < node.loc.end;
+  // The innermost argument or input field around the offending value, or around the variable.
+  const enter = (node: ASTNode & { name: { value: string } }) => {
+    path.push(node.name.value);
+    if (contains(node)) found = path.join('.');
+  };
+  const leave = () => {
+    path.pop();
+  };
+  visit(document, {
+    Argument: { enter, leave },
+    ObjectField: { enter, leave },
+    Variable(node) {
+      if (variable && node.name.value === variable && path.length > 0 && found === undefined) found = path.join('.');
+    },
+  });
+  return found;
+}
+
+/**
+ * A wrong argument value is the caller's input error whether it arrives as a literal or a
+ * variable: both become BAD_USER_INPUT with the argument named, so a form can point at it.
+ */
+export function normaliseInputError(formatted: GraphQLFormattedError, error: unknown): GraphQLFormattedError {
+  const code = formatted.extensions?.code;
+  if (!(error instanceof GraphQLError) || !error.source) return formatted;
+  const variable = /^Variable "\$(\w+)" got invalid value/.exec(formatted.message)?.[1];
+  const literal = code === 'GRAPHQL_VALIDATION_FAILED' && VALUE_ERROR.test(formatted.message);
+  if (!literal && !(code === 'BAD_USER_INPUT' && variable)) return formatted;
+  const argument = argumentAt(error.source.body, literal ? error.positions?.[0] : undefined, variable);
+  return { ...formatted, extensions: { ...formatted.extensions, code: 'BAD_USER_INPUT', ...(argument ? { argument } : {}) } };
+}

@@ -1,0 +1,99 @@
+import http, { type IncomingHttpHeaders } from 'node:http';
+import { readFileSync } from 'node:fs';
+import { ApolloGateway } from '@apollo/gateway';
+import { ApolloServer } from '@apollo/server';
+import { ApolloServerPluginLandingPageLocalDefault } from '@apollo/server/plugin/landingPage/default';
+import { ApolloServerPluginLandingPageDisabled } from '@apollo/server/plugin/disabled';
+import { apolloHandler } from '../lib/apolloHttp.ts';
+import { listen, requestUrl, sendJson, sendText, type Started } from '../lib/http.ts';
+import { apolloLogger, type Logger } from '../lib/logger.ts';
+import { createMetrics } from '../lib/metrics.ts';
+import { maskUnexpectedErrors } from '../subgraphs/kit/masking.ts';
+import type { GatewayConfig } from './config.ts';
+import { createUndiciFetcher } from './fetcher.ts';
+import { metricsPlugin } from './metricsPlugin.ts';
+import { checkReadiness } from './readiness.ts';
+import { normaliseInputError } from './inputErrors.ts';
+import { SubgraphDataSource } from './subgraphDataSource.ts';
+
+export interface GatewayContext {
+  /** The caller's request headers; each subgraph call picks its own credential from them. */
+  headers: IncomingHttpHeaders;
+}
+
+export interface StartedGateway extends Started {
+  /** The GraphQL endpoint. */
+  graphqlUrl: string;
+}
+
+/** Apollo Gateway over the static supergraph, on plain node:http, with health, readiness and metrics. */
+export async function startGateway(config: GatewayConfig, logger: Logger): Promise<StartedGateway> {
+  const supergraphSdl = readFileSync(config.supergraphPath, 'utf8');
+  const fetcher = createUndiciFetcher({ timeoutMs: config.subgraphTimeoutMs });
+  const metrics = createMetrics('gateway', { defaults: true });
+
+  const gateway = new ApolloGateway({
+    supergraphSdl,
+    logger: apolloLogger(logger),
+    buildService: ({ name, url }) => new SubgraphDataSource(name, config.subgraphUrls[name] ?? url ?? '', fetcher),
+  });
+
+  const mask = maskUnexpectedErrors(logger);
+  const apollo = new ApolloServer<GatewayContext>({
+    gateway,
+    logger: apolloLogger(logger),
+    includeStacktraceInErrorResponses: false,
+    formatError: (formatted, error) => mask(normaliseInputError(formatted, error), error),
+    plugins: [
+      config.sandbox
+        ? ApolloServerPluginLandingPageLocalDefault({
+            embed: { initialState: { sharedHeaders: config.sandboxHeaders }, endpointIsEditable: false },
+            includeCookies: false,
+          })
+        : ApolloServerPluginLandingPageDisabled(),
+      metricsPlugin<GatewayContext>(metrics.registry),
+    ],
+  });
+  await apollo.start();
+
+  const graphql = apolloHandler<GatewayContext>({ server: apollo, context: async ({ req }) => ({ headers: req.headers }), maxBodyBytes: config.maxBodyBytes });
+
+  const server = http.createServer((req, res) => {
+    const url = requestUrl(req);
+    if (!url) return sendJson(res, 400, { message: 'bad request target' });
+    const work = (async () => {
+      switch (url.pathname) {
+        case '/graphql':
+          return graphql(req, res, url);
+        case '/health':
+          return sendJson(res, 200, { status: 'ok' });
+        case '/ready': {
+          const readiness = await checkReadiness(fetcher, true, config.subgraphUrls);
+          return sendJson(res, readiness.ready ? 200 : 503, readiness);
+        }
+        case '/metrics':
+          return sendText(res, 200, await metrics.registry.metrics(), metrics.registry.contentType);
+        default:
+          return sendJson(res, 404, { message: `no route ${req.method} ${url.pathname}` });
+      }
+    })();
+    work.catch((error: unknown) => {
+      logger.error({ err: error instanceof Error ? { name: error.name, message: error.message } : String(error) }, 'request failed');
+      if (!res.headersSent) sendJson(res, 500, { errors: [{ message: 'Internal server error', extensions: { code: 'INTERNAL_SERVER_ERROR' } }] });
+      else res.destroy();
+    });
+  });
+  server.keepAliveTimeout = 65_000;
+
+  const started = await listen(server, config.port, config.host);
+  logger.info({ url: `${started.url}/graphql` }, 'gateway listening');
+  return {
+    url: started.url,
+    graphqlUrl: `${started.url}/graphql`,
+    async close() {
+      await started.close();
+      await apollo.stop();
+      await fetcher.close();
+    },
+  };
+}

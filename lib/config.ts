@@ -1,0 +1,66 @@
+/**
+ * Config is read from the environment once per process and validated before anything starts;
+ * a bad value stops the process with a message naming the variable and the fix.
+ */
+
+export class ConfigError extends Error {
+  override name = 'ConfigError';
+}
+
+export type Env = Readonly<Record<string, string | undefined>>;
+
+export function readPort(env: Env, name: string, fallback: number): number {
+  const raw = env[name];
+  if (raw === undefined || raw === '') return fallback;
+  const port = Number(raw);
+  if (!Number.isInteger(port) || port < 0 || port > 65535) {
+    throw new ConfigError(`${name} must be a port number from 0 to 65535; got "${raw}". Unset it to use ${fallback}.`);
+  }
+  return port;
+}
+
+export function readInt(env: Env, name: string, fallback: number, range: { min: number; max: number }): number {
+  const raw = env[name];
+  if (raw === undefined || raw === '') return fallback;
+  const value = Number(raw);
+  if (!Number.isInteger(value) || value < range.min || value > range.max) {
+    throw new ConfigError(`${name} must be a whole number from ${range.min} to ${range.max}; got "${raw}".`);
+  }
+  return value;
+}
+
+/** An http(s) URL without a trailing slash, or undefined when unset. */
+export function readUrl(env: Env, name: string): string | undefined {
+  const raw = env[name];
+  if (raw === undefined || raw === '') return undefined;
+  let url: URL;
+  try {
+    url = new URL(raw);
+  } catch {
+    throw new ConfigError(`${name} must be an absolute http(s) URL such as https://api.example.com; got something that is not a URL.`);
+  }
+  if (url.protocol !== 'http:' && url.protocol !== 'https:') {
+    throw new ConfigError(`${name} must use http or https; got ${url.protocol}`);
+  }
+  return raw.replace(/\/+$/, '');
+}
+
+export function readBoolean(env: Env, name: string, fallback: boolean): boolean {
+  const raw = env[name]?.toLowerCase();
+  if (raw === undefined || raw === '') return fallback;
+  if (['1', 'true', 'yes', 'on'].includes(raw)) return true;
+  if (['0', 'false', 'no', 'off'].includes(raw)) return false;
+  throw new ConfigError(`${name} must be true or false; got "${env[name]}".`);
+}
+
+/** Runs a process's main function; a ConfigError exits with its message, not a stack. */
+export function runMain(main: () => Promise<unknown>): void {
+  main().catch((error: unknown) => {
+    if (error instanceof ConfigError) {
+      console.error(`Configuration error: ${error.message}`);
+    } else {
+      console.error(error);
+    }
+    process.exit(1);
+  });
+}

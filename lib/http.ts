@@ -1,0 +1,96 @@
+import http, { type IncomingMessage, type ServerResponse } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import type { Socket } from 'node:net';
+
+/** What every `start*` returns: where it listens and how to stop it. */
+export interface Started {
+  url: string;
+  close(): Promise<void>;
+}
+
+export class PayloadTooLargeError extends Error {
+  override name = 'PayloadTooLargeError';
+  constructor(readonly limitBytes: number) {
+    super(`request body exceeds ${limitBytes} bytes`);
+  }
+}
+
+/** Reads a whole request body, refusing more than `limitBytes` without buffering the excess. */
+export function readBody(req: IncomingMessage, limitBytes: number): Promise<Buffer> {
+  const declared = Number(req.headers['content-length']);
+  if (Number.isFinite(declared) && declared > limitBytes) {
+    req.resume();
+    return Promise.reject(new PayloadTooLargeError(limitBytes));
+  }
+  return new Promise((resolve, reject) => {
+    const chunks: Buffer[] = [];
+    let size = 0;
+    req.on('data', (chunk: Buffer) => {
+      size += chunk.length;
+      if (size > limitBytes) {
+        req.removeAllListeners('data');
+        req.resume();
+        reject(new PayloadTooLargeError(limitBytes));
+        return;
+      }
+      chunks.push(chunk);
+    });
+    req.on('end', () => resolve(chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks)));
+    req.on('error', reject);
+  });
+}
+
+export function sendJson(res: ServerResponse, status: number, body: unknown, headers: Record<string, string> = {}): void {
+  const text = body === undefined ? '' : JSON.stringify(body);
+  res.writeHead(status, {
+    ...(body === undefined ? {} : { 'content-type': 'application/json; charset=utf-8' }),
+    'content-length': Buffer.byteLength(text),
+    ...headers,
+  });
+  res.end(text);
+}
+
+export function sendText(res: ServerResponse, status: number, text: string, contentType = 'text/plain; charset=utf-8'): void {
+  res.writeHead(status, { 'content-type': contentType, 'content-length': Buffer.byteLength(text) });
+  res.end(text);
+}
+
+/**
+ * Binds a server and returns its URL and a close that also ends idle keep-alive sockets,
+ * so tests and restarts never wait for a client's idle timeout.
+ */
+export function listen(server: http.Server, port: number, host = '127.0.0.1'): Promise<Started> {
+  const sockets = new Set<Socket>();
+  server.on('connection', (socket: Socket) => {
+    sockets.add(socket);
+    socket.on('close', () => sockets.delete(socket));
+  });
+  return new Promise((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(port, host, () => {
+      server.off('error', reject);
+      const address = server.address() as AddressInfo;
+      const shownHost = host === '0.0.0.0' || host === '::' ? 'localhost' : host;
+      resolve({
+        url: `http://${shownHost}:${address.port}`,
+        close: () =>
+          new Promise<void>((done) => {
+            server.close(() => done());
+            server.closeIdleConnections();
+            for (const socket of sockets) socket.destroy();
+          }),
+      });
+    });
+  });
+}
+
+export type Handler = (req: IncomingMessage, res: ServerResponse, url: URL) => void | Promise<void>;
+
+/** Parses the request target once; a bad target is the client's error. */
+export function requestUrl(req: IncomingMessage): URL | undefined {
+  try {
+    return new URL(req.url ?? '/', 'http://local');
+  } catch {
+    return undefined;
+  }
+}

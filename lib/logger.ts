@@ -1,0 +1,46 @@
+import { pino, type DestinationStream, type Logger } from 'pino';
+
+export type { Logger } from 'pino';
+
+export interface LoggerOptions {
+  /** Process or component name, first field of every line. */
+  name: string;
+  /** @default process.env.LOG_LEVEL ?? 'info' */
+  level?: string;
+  /** Where lines go. @default stdout */
+  destination?: DestinationStream;
+}
+
+/**
+ * Header values and URLs are logged only through the redaction helpers; these paths are
+ * a second line of defence for an object that reaches the logger whole.
+ */
+const REDACT_PATHS = [
+  'headers.authorization',
+  'headers.cookie',
+  'req.headers.authorization',
+  'req.headers.cookie',
+  '*.headers["x-recognition-token"]',
+  '*.headers["x-marketplace-api-key"]',
+  '*.headers["x-marketplace-account-key"]',
+  '*.headers["x-marketplace-user-token"]',
+  '*.headers["x-dashboards-token"]',
+  'token',
+  'accessToken',
+  'secret',
+];
+
+export function createLogger({ name, level = process.env.LOG_LEVEL ?? 'info', destination }: LoggerOptions): Logger {
+  const options = { name, level, redact: { paths: REDACT_PATHS, censor: '[REDACTED]' } };
+  return destination ? pino(options, destination) : pino(options);
+}
+
+/** Apollo's logger interface over pino: Apollo passes pre-formatted strings. */
+export function apolloLogger(logger: Logger) {
+  return {
+    debug: (message: unknown) => logger.debug(String(message)),
+    info: (message: unknown) => logger.info(String(message)),
+    warn: (message: unknown) => logger.warn(String(message)),
+    error: (message: unknown) => logger.error(String(message)),
+  };
+}

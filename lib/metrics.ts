@@ -1,0 +1,27 @@
+import { Counter, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
+
+/** Per-process metrics; a registry per server so several servers can share a process in tests. */
+export interface Metrics {
+  registry: Registry;
+  upstreamCalls: Counter<'service' | 'operation' | 'status'>;
+  upstreamSeconds: Histogram<'service' | 'operation'>;
+}
+
+export function createMetrics(prefix: string, { defaults = false }: { defaults?: boolean } = {}): Metrics {
+  const registry = new Registry();
+  if (defaults) collectDefaultMetrics({ register: registry, prefix: `${prefix}_` });
+  const upstreamCalls = new Counter({
+    name: `${prefix}_upstream_calls_total`,
+    help: 'Calls made to the upstream REST service, by operation and status (no credential ever appears in a label)',
+    labelNames: ['service', 'operation', 'status'] as const,
+    registers: [registry],
+  });
+  const upstreamSeconds = new Histogram({
+    name: `${prefix}_upstream_seconds`,
+    help: 'Upstream call duration',
+    labelNames: ['service', 'operation'] as const,
+    buckets: [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10],
+    registers: [registry],
+  });
+  return { registry, upstreamCalls, upstreamSeconds };
+}

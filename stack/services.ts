@@ -1,0 +1,48 @@
+import type { Started } from '../lib/http.ts';
+import type { Logger } from '../lib/logger.ts';
+import type { Env } from '../lib/config.ts';
+import { startEmulator } from '../emulators/kit/emulator.ts';
+import { createRecognitionEmulator } from '../emulators/recognition/emulator.ts';
+import { DEMO_TOKENS } from '../emulators/recognition/data.ts';
+import { startSubgraph } from '../subgraphs/kit/server.ts';
+import { readRecognitionConfig } from '../subgraphs/recognition/config.ts';
+import { createRecognitionSubgraph } from '../subgraphs/recognition/server.ts';
+
+export interface SubgraphStartOptions {
+  /** The upstream's base URL (the spec's `{base_url}`). */
+  apiUrl: string;
+  port: number;
+  host: string;
+  logger: Logger;
+  env: Env;
+}
+
+/** One REST service as the whole stack sees it: its emulator, its subgraph, its demo credential. */
+export interface ServiceModule {
+  name: string;
+  /** The env variable that points the subgraph at a real upstream instead of the emulator. */
+  apiUrlEnv: string;
+  emulatorPortEnv: string;
+  defaultEmulatorPort: number;
+  subgraphPortEnv: string;
+  defaultSubgraphPort: number;
+  /** Gateway headers carrying the demo credential (what a Sandbox user pastes). */
+  demoHeaders: Record<string, string>;
+  startEmulator(port: number, host: string): Promise<Started>;
+  startSubgraph(options: SubgraphStartOptions): Promise<Started>;
+}
+
+export const SERVICES: readonly ServiceModule[] = [
+  {
+    name: 'recognition',
+    apiUrlEnv: 'RECOGNITION_API_URL',
+    emulatorPortEnv: 'RECOGNITION_EMULATOR_PORT',
+    defaultEmulatorPort: 4101,
+    subgraphPortEnv: 'RECOGNITION_SUBGRAPH_PORT',
+    defaultSubgraphPort: 4001,
+    demoHeaders: { 'x-recognition-token': DEMO_TOKENS.admin },
+    startEmulator: (port, host) => startEmulator(createRecognitionEmulator(), port, host),
+    startSubgraph: ({ apiUrl, port, host, logger, env }) =>
+      startSubgraph(createRecognitionSubgraph(readRecognitionConfig(env, { apiUrl, port, host }), logger), { port, host }),
+  },
+];

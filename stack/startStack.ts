@@ -1,0 +1,85 @@
+import { readPort, readUrl, type Env } from '../lib/config.ts';
+import type { Started } from '../lib/http.ts';
+import type { Logger } from '../lib/logger.ts';
+import { readGatewayConfig } from '../gateway/config.ts';
+import { startGateway, type StartedGateway } from '../gateway/server.ts';
+import { SERVICES, type ServiceModule } from './services.ts';
+
+export interface StackOptions {
+  env: Env;
+  logger: Logger;
+  /** Bind everything to port 0 (tests) instead of the configured ports. */
+  ephemeralPorts?: boolean;
+  host?: string;
+}
+
+export interface StartedService {
+  name: string;
+  /** The emulator's origin, when this stack started one. */
+  emulatorUrl?: string;
+  apiUrl: string;
+  subgraphUrl: string;
+}
+
+export interface StartedStack {
+  gateway: StartedGateway;
+  services: StartedService[];
+  demoHeaders: Record<string, string>;
+  close(): Promise<void>;
+}
+
+/**
+ * The whole graph in one process: for each service, its emulator (unless `<SERVICE>_API_URL` points
+ * at a real upstream) and its subgraph; then the gateway over them.
+ */
+export async function startStack({ env, logger, ephemeralPorts = false, host = env.HOST ?? '127.0.0.1' }: StackOptions): Promise<StartedStack> {
+  const closers: Started[] = [];
+  const services: StartedService[] = [];
+  const port = (name: string, fallback: number) => (ephemeralPorts ? 0 : readPort(env, name, fallback));
+  try {
+    for (const service of SERVICES) {
+      services.push(await startService(service));
+    }
+    const demoHeaders = Object.assign({}, ...SERVICES.map((service) => service.demoHeaders)) as Record<string, string>;
+    const gateway = await startGateway(
+      readGatewayConfig(env, {
+        host,
+        port: port('GATEWAY_PORT', 4000),
+        subgraphUrls: Object.fromEntries(services.map((service) => [service.name, service.subgraphUrl])),
+        ...(env.SANDBOX_HEADERS ? {} : { sandboxHeaders: demoHeaders }),
+      }),
+      logger.child({ component: 'gateway' }),
+    );
+    closers.push(gateway);
+    return {
+      gateway,
+      services,
+      demoHeaders,
+      async close() {
+        for (const closer of closers.reverse()) await closer.close();
+      },
+    };
+  } catch (error) {
+    for (const closer of closers.reverse()) await closer.close().catch(() => undefined);
+    throw error;
+  }
+
+  async function startService(service: ServiceModule): Promise<StartedService> {
+    let apiUrl = readUrl(env, service.apiUrlEnv);
+    let emulatorUrl: string | undefined;
+    if (!apiUrl) {
+      const emulator = await service.startEmulator(port(service.emulatorPortEnv, service.defaultEmulatorPort), host);
+      closers.push(emulator);
+      emulatorUrl = apiUrl = emulator.url;
+    }
+    const subgraph = await service.startSubgraph({
+      apiUrl,
+      port: port(service.subgraphPortEnv, service.defaultSubgraphPort),
+      host,
+      logger: logger.child({ component: `${service.name}-subgraph` }),
+      env,
+    });
+    closers.push(subgraph);
+    return { name: service.name, apiUrl, subgraphUrl: `${subgraph.url}/graphql`, ...(emulatorUrl ? { emulatorUrl } : {}) };
+  }
+}

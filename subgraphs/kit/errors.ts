@@ -1,0 +1,153 @@
+import { GraphQLError } from 'graphql';
+
+/**
+ * The graph's error vocabulary: everything here is public API. Clients match on
+ * `extensions.code`, never on a message or a class.
+ */
+export const ErrorCode = {
+  BadUserInput: 'BAD_USER_INPUT',
+  Unauthenticated: 'UNAUTHENTICATED',
+  Forbidden: 'FORBIDDEN',
+  NotFound: 'NOT_FOUND',
+  Conflict: 'CONFLICT',
+  Teapot: 'TEAPOT',
+  RateLimited: 'RATE_LIMITED',
+  DataNotReady: 'DATA_NOT_READY',
+  CursorExpired: 'CURSOR_EXPIRED',
+  UpstreamError: 'UPSTREAM_ERROR',
+  UpstreamUnavailable: 'UPSTREAM_UNAVAILABLE',
+} as const;
+export type ErrorCode = (typeof ErrorCode)[keyof typeof ErrorCode];
+
+export interface FieldError {
+  field: string;
+  messages: string[];
+}
+
+/** The one extension shape of every error this graph raises. */
+export interface GraphErrorExtensions {
+  code: ErrorCode;
+  /** The REST service behind the failure. */
+  service?: string;
+  /** The upstream HTTP status, when an upstream answered. */
+  status?: number;
+  /** The argument that failed local validation. */
+  argument?: string;
+  retryAfterSeconds?: number;
+  fieldErrors?: FieldError[];
+}
+
+declare module 'graphql' {
+  interface GraphQLErrorExtensions {
+    service?: string;
+    status?: number;
+    argument?: string;
+    retryAfterSeconds?: number;
+    fieldErrors?: FieldError[];
+  }
+}
+
+export function graphError(message: string, extensions: GraphErrorExtensions): GraphQLError {
+  return new GraphQLError(message, { extensions: { ...extensions } });
+}
+
+/** Input refused before any upstream call; names the argument so a form can point at it. */
+export function badUserInput(argument: string, message: string): GraphQLError {
+  return graphError(`${argument}: ${message}`, { code: ErrorCode.BadUserInput, argument });
+}
+
+export function missingCredential(service: string, header: string): GraphQLError {
+  return graphError(`${service} needs a credential: send the ${header} header`, { code: ErrorCode.Unauthenticated, service });
+}
+
+export interface UpstreamOutcome {
+  service: string;
+  status: number;
+  /** The parsed JSON body, or undefined when empty or not JSON. */
+  body: unknown;
+  /** The Retry-After header, when the upstream sent one. */
+  retryAfter?: string | null;
+  /** The call was a lookup by id: 404 means "no such thing", not a failure. */
+  lookup?: boolean;
+}
+
+/** What the upstream said, from whichever error envelope it used. */
+function upstreamMessage(body: unknown): string | undefined {
+  if (typeof body === 'string' && body.trim()) return body.trim().slice(0, 500);
+  if (!body || typeof body !== 'object') return undefined;
+  const record = body as Record<string, unknown>;
+  if (typeof record.message === 'string' && record.message) return record.message;
+  if (typeof record.error === 'string' && record.error) return record.error;
+  if (typeof record.error_description === 'string') return record.error_description;
+  if (Array.isArray(record.errors)) {
+    const texts = record.errors.map((item) => (typeof item === 'string' ? item : typeof item === 'object' && item && 'message' in item ? String(item.message) : '')).filter(Boolean);
+    if (texts.length) return texts.join('; ');
+  }
+  return undefined;
+}
+
+/** Field errors from `{fields: [{name, errors}]}` or `{errors: [{name|field, errors|messages}]}`. */
+export function fieldErrorsOf(body: unknown): FieldError[] | undefined {
+  if (!body || typeof body !== 'object') return undefined;
+  const record = body as Record<string, unknown>;
+  const list = Array.isArray(record.fields) ? record.fields : Array.isArray(record.errors) ? record.errors : undefined;
+  if (!list) return undefined;
+  const out: FieldError[] = [];
+  for (const item of list) {
+    if (!item || typeof item !== 'object') continue;
+    const entry = item as Record<string, unknown>;
+    const field = entry.name ?? entry.field;
+    const messages = entry.errors ?? entry.messages ?? entry.message;
+    if (typeof field !== 'string') continue;
+    out.push({ field, messages: (Array.isArray(messages) ? messages : [messages]).filter((m) => m !== undefined).map(String) });
+  }
+  return out.length ? out : undefined;
+}
+
+function retryAfterSeconds(value: string | null | undefined): number | undefined {
+  if (!value) return undefined;
+  const seconds = Number(value);
+  if (Number.isFinite(seconds) && seconds >= 0) return Math.ceil(seconds);
+  const date = Date.parse(value);
+  return Number.isNaN(date) ? undefined : Math.max(0, Math.ceil((date - Date.now()) / 1000));
+}
+
+/**
+ * The one table from upstream outcomes to GraphQL errors. Returns null where the outcome
+ * means "nothing there" (404 on a lookup), which the field reports as null without an error.
+ */
+export function errorForUpstream({ service, status, body, retryAfter, lookup }: UpstreamOutcome): GraphQLError | null {
+  const said = upstreamMessage(body);
+  const base = { service, status };
+  const message = (fallback: string) => `${service}: ${said ?? fallback}`;
+  switch (true) {
+    case status === 400 || status === 422: {
+      const fieldErrors = fieldErrorsOf(body);
+      return graphError(message('the request was refused as invalid'), { code: ErrorCode.BadUserInput, ...base, ...(fieldErrors ? { fieldErrors } : {}) });
+    }
+    case status === 401:
+      return graphError(message('the credential was refused'), { code: ErrorCode.Unauthenticated, ...base });
+    case status === 403:
+      return graphError(message('the credential may not do this'), { code: ErrorCode.Forbidden, ...base });
+    case status === 404:
+      return lookup ? null : graphError(message('not found'), { code: ErrorCode.NotFound, ...base });
+    case status === 409:
+      return graphError(message('conflict'), { code: ErrorCode.Conflict, ...base });
+    case status === 418:
+      return graphError(message("I'm a teapot"), { code: ErrorCode.Teapot, ...base });
+    case status === 429: {
+      const after = retryAfterSeconds(retryAfter);
+      return graphError(message('rate limit reached'), { code: ErrorCode.RateLimited, ...base, ...(after !== undefined ? { retryAfterSeconds: after } : {}) });
+    }
+    case status === 449:
+      // The service documents a five-minute wait and sends no Retry-After.
+      return graphError(message('the data is not ready yet'), { code: ErrorCode.DataNotReady, ...base, retryAfterSeconds: 300 });
+    default:
+      return graphError(message(`answered HTTP ${status}`), { code: ErrorCode.UpstreamError, ...base });
+  }
+}
+
+/** The upstream answered 2xx with something its contract does not allow. */
+export function upstreamContractError(service: string, message: string, status?: number): GraphQLError {
+  return graphError(`${service}: ${message}`, { code: ErrorCode.UpstreamError, service, ...(status !== undefined ? { status } : {}) });
+}

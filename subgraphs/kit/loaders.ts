@@ -1,0 +1,33 @@
+import DataLoader from 'dataloader';
+
+export interface PerKeyLoaderOptions<K, C> {
+  /** How many upstream calls may run at once for one batch. @default 8 */
+  concurrency?: number;
+  cacheKeyFn?: (key: K) => C;
+}
+
+/**
+ * A DataLoader for an upstream with no batch endpoint: each distinct key costs one call, made
+ * with bounded concurrency, and one failing key rejects only its own load.
+ */
+export function createPerKeyLoader<K, V, C = K>(fetchOne: (key: K) => Promise<V>, { concurrency = 8, cacheKeyFn }: PerKeyLoaderOptions<K, C> = {}): DataLoader<K, V, C> {
+  return new DataLoader<K, V, C>(
+    async (keys) => {
+      const results: (V | Error)[] = new Array(keys.length);
+      let next = 0;
+      const worker = async () => {
+        while (next < keys.length) {
+          const index = next++;
+          try {
+            results[index] = await fetchOne(keys[index]!);
+          } catch (error) {
+            results[index] = error instanceof Error ? error : new Error(String(error));
+          }
+        }
+      };
+      await Promise.all(Array.from({ length: Math.min(concurrency, keys.length) }, worker));
+      return results;
+    },
+    cacheKeyFn ? { cacheKeyFn } : {},
+  );
+}

@@ -1,0 +1,100 @@
+import http, { type IncomingMessage, type ServerResponse } from 'node:http';
+import type { DocumentNode } from 'graphql';
+import { ApolloServer, type BaseContext } from '@apollo/server';
+import { ApolloServerPluginInlineTraceDisabled, ApolloServerPluginLandingPageDisabled } from '@apollo/server/plugin/disabled';
+import { buildSubgraphSchema } from '@apollo/subgraph';
+import type { GraphQLResolverMap } from '@apollo/subgraph/dist/schema-helper/resolverMap.js';
+import type { GraphQLSchema } from 'graphql';
+import { apolloHandler } from '../../lib/apolloHttp.ts';
+import { listen, requestUrl, sendJson, sendText, type Started } from '../../lib/http.ts';
+import { createLogger, apolloLogger, type Logger } from '../../lib/logger.ts';
+import type { Metrics } from '../../lib/metrics.ts';
+import { maskUnexpectedErrors } from './masking.ts';
+
+/** An HTTP route beside `/graphql`: webhook ingestion, downloads. */
+export interface SubgraphRoute {
+  method: string;
+  /** Exact path, or a prefix ending in `/*`. */
+  path: string;
+  handler(req: IncomingMessage, res: ServerResponse, url: URL): void | Promise<void>;
+}
+
+export interface SubgraphDefinition<Context extends BaseContext> {
+  name: string;
+  typeDefs: DocumentNode;
+  resolvers: GraphQLResolverMap<Context>;
+  /** Builds one request's context (client, loaders) from its headers. */
+  context(headers: IncomingMessage['headers']): Context | Promise<Context>;
+  metrics: Metrics;
+  logger: Logger;
+  routes?: SubgraphRoute[];
+  /** Attaches anything else to the HTTP server, such as a WebSocket endpoint. */
+  attach?(server: http.Server, schema: GraphQLSchema): void | (() => Promise<void>);
+  /** Releases what the definition owns (pools, event log). */
+  dispose?(): Promise<void>;
+}
+
+export interface StartOptions {
+  port: number;
+  /** @default '127.0.0.1' */
+  host?: string;
+}
+
+function routeMatches(route: SubgraphRoute, method: string, path: string): boolean {
+  if (route.method !== method) return false;
+  return route.path.endsWith('/*') ? path.startsWith(route.path.slice(0, -1)) : route.path === path;
+}
+
+/** The bootstrap every subgraph uses: Apollo subgraph on `/graphql`, `/health`, `/metrics`, its own routes. */
+export async function startSubgraph<Context extends BaseContext>(definition: SubgraphDefinition<Context>, { port, host }: StartOptions): Promise<Started> {
+  const { logger } = definition;
+  // Apollo types the resolver map's context as unknown; ours is the subgraph's own.
+  const schema = buildSubgraphSchema({ typeDefs: definition.typeDefs, resolvers: definition.resolvers as GraphQLResolverMap<unknown> });
+  const apollo = new ApolloServer<Context>({
+    schema,
+    logger: apolloLogger(logger),
+    includeStacktraceInErrorResponses: false,
+    formatError: maskUnexpectedErrors(logger),
+    // Inline traces cost a timer per resolver; the gateway reports its own timings.
+    plugins: [ApolloServerPluginLandingPageDisabled(), ApolloServerPluginInlineTraceDisabled()],
+  });
+  await apollo.start();
+  const graphql = apolloHandler<Context>({ server: apollo, context: async ({ req }) => definition.context(req.headers) });
+  const routes = definition.routes ?? [];
+
+  const server = http.createServer((req, res) => {
+    const url = requestUrl(req);
+    const method = (req.method ?? 'GET').toUpperCase();
+    if (!url) return sendJson(res, 400, { message: 'bad request target' });
+    const route = routes.find((candidate) => routeMatches(candidate, method, url.pathname));
+    const work = route
+      ? route.handler(req, res, url)
+      : url.pathname === '/graphql'
+        ? graphql(req, res, url)
+        : url.pathname === '/health'
+          ? sendJson(res, 200, { status: 'ok', subgraph: definition.name })
+          : url.pathname === '/metrics'
+            ? definition.metrics.registry.metrics().then((text) => sendText(res, 200, text, definition.metrics.registry.contentType))
+            : sendJson(res, 404, { message: `no route ${method} ${url.pathname}` });
+    Promise.resolve(work).catch((error: unknown) => {
+      logger.error({ err: error instanceof Error ? { name: error.name, message: error.message } : String(error) }, 'request failed');
+      if (!res.headersSent) sendJson(res, 500, { message: 'internal error' });
+      else res.destroy();
+    });
+  });
+  server.keepAliveTimeout = 65_000;
+  const detach = definition.attach?.(server, schema);
+  const started = await listen(server, port, host);
+  logger.info({ url: `${started.url}/graphql` }, `${definition.name} subgraph listening`);
+  return {
+    url: started.url,
+    async close() {
+      if (detach) await detach();
+      await started.close();
+      await apollo.stop();
+      await definition.dispose?.();
+    },
+  };
+}
+
+export { createLogger };

@@ -1,0 +1,270 @@
+import { Pool, errors as undiciErrors, type Dispatcher } from 'undici';
+import type { GraphQLError } from 'graphql';
+import type { Logger } from '../../lib/logger.ts';
+import { scrub } from '../../lib/redact.ts';
+import { ErrorCode, errorForUpstream, graphError } from './errors.ts';
+
+export type QueryValue = string | number | boolean | null | undefined | readonly string[];
+
+export type RestBody =
+  | { json: unknown }
+  | { form: Record<string, string | readonly string[]> }
+  | { multipart: FormData }
+  | { raw: string | Buffer; contentType: string };
+
+export interface RestCall {
+  /** A stable name for logs and metrics, such as `getReward`. */
+  operation: string;
+  method: 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE';
+  /** Path below the base URL, already percent-encoded, starting with `/`; or an absolute URL the upstream handed out. */
+  path: string;
+  query?: Record<string, QueryValue>;
+  headers?: Record<string, string>;
+  body?: RestBody;
+  /** @default 'application/json' */
+  accept?: string;
+  /** Credential values sent with this call, scrubbed from anything reported. */
+  secrets?: readonly string[];
+  /** Override of the per-call deadline. */
+  timeoutMs?: number;
+}
+
+export interface RestResponse {
+  status: number;
+  /** Lower-case header names. */
+  headers: Record<string, string>;
+  /** Parsed JSON; undefined for an empty or non-JSON body. */
+  body: unknown;
+  text: string;
+}
+
+export interface StreamResponse {
+  status: number;
+  headers: Record<string, string>;
+  body: Dispatcher.ResponseData['body'];
+}
+
+export interface UpstreamObservation {
+  service: string;
+  operation: string;
+  method: string;
+  status: number | 'error';
+  durationMs: number;
+  attempt: number;
+}
+
+export interface RestTransportOptions {
+  /** Service name, as it appears in errors, logs and metrics. */
+  service: string;
+  /** The service's base URL: origin plus any path prefix the API lives under. */
+  baseUrl: string;
+  logger?: Logger;
+  /** Deadline for one call, retries included. @default 10000 */
+  timeoutMs?: number;
+  /** Further attempts for idempotent calls. @default 2 */
+  retries?: number;
+  /** First backoff; doubled each retry, with jitter. @default 50 */
+  backoffMs?: number;
+  /** Sockets per upstream origin. @default 64 */
+  connections?: number;
+  observe?: (observation: UpstreamObservation) => void;
+}
+
+export interface RestTransport {
+  readonly service: string;
+  /** A call whose non-2xx outcome is an error. */
+  request(call: RestCall): Promise<RestResponse>;
+  /** A lookup by id: 404 resolves to null. */
+  lookup(call: RestCall): Promise<RestResponse | null>;
+  /** A call whose 2xx body is streamed to the caller (downloads). */
+  stream(call: RestCall): Promise<StreamResponse>;
+  close(): Promise<void>;
+}
+
+/** RFC 9110 idempotent methods: a repeat has the same effect as one call. POST is never retried. */
+const IDEMPOTENT = new Set(['GET', 'HEAD', 'OPTIONS', 'PUT', 'DELETE']);
+const RETRY_STATUS = new Set([502, 503, 504]);
+/** Failures where the request cannot have been processed, or the connection broke: safe to repeat when idempotent. */
+const CONNECTION_ERRORS = new Set(['ECONNREFUSED', 'ECONNRESET', 'EPIPE', 'ENOTFOUND', 'EAI_AGAIN', 'UND_ERR_SOCKET', 'UND_ERR_CLOSED', 'UND_ERR_CONNECT_TIMEOUT']);
+
+function errorCode(error: unknown): string | undefined {
+  const seen = new Set<unknown>();
+  let current: unknown = error;
+  while (current && typeof current === 'object' && !seen.has(current)) {
+    seen.add(current);
+    const code = (current as { code?: unknown }).code;
+    if (typeof code === 'string' && code !== 'UND_ERR_ABORTED') return code;
+    current = (current as { cause?: unknown }).cause;
+  }
+  return undefined;
+}
+
+function encodeQuery(query: Record<string, QueryValue> | undefined): string {
+  if (!query) return '';
+  const params = new URLSearchParams();
+  for (const [name, value] of Object.entries(query)) {
+    if (value === undefined || value === null) continue;
+    if (Array.isArray(value)) for (const item of value) params.append(name, item);
+    else params.append(name, String(value));
+  }
+  const text = params.toString();
+  return text ? `?${text}` : '';
+}
+
+function encodeBody(body: RestBody | undefined): { payload?: string | Buffer | FormData; contentType?: string } {
+  if (!body) return {};
+  if ('json' in body) return { payload: JSON.stringify(body.json), contentType: 'application/json' };
+  if ('form' in body) {
+    const params = new URLSearchParams();
+    for (const [name, value] of Object.entries(body.form)) {
+      if (Array.isArray(value)) for (const item of value) params.append(name, item);
+      else params.append(name, value as string);
+    }
+    return { payload: params.toString(), contentType: 'application/x-www-form-urlencoded' };
+  }
+  if ('multipart' in body) return { payload: body.multipart };
+  return { payload: body.raw, contentType: body.contentType };
+}
+
+function flattenHeaders(headers: Dispatcher.ResponseData['headers']): Record<string, string> {
+  const out: Record<string, string> = {};
+  for (const [name, value] of Object.entries(headers)) {
+    if (value !== undefined) out[name.toLowerCase()] = Array.isArray(value) ? value.join(', ') : value;
+  }
+  return out;
+}
+
+function parseJson(text: string): unknown {
+  if (!text.trim()) return undefined;
+  try {
+    return JSON.parse(text);
+  } catch {
+    return undefined;
+  }
+}
+
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+/**
+ * The one way a subgraph speaks HTTP to its upstream: a keep-alive pool per origin, a deadline on
+ * every call, retries only where repeating cannot change the outcome, and the kit's error table.
+ */
+export function createRestTransport(options: RestTransportOptions): RestTransport {
+  const { service, logger, timeoutMs = 10_000, retries = 2, backoffMs = 50, connections = 64, observe } = options;
+  const base = new URL(options.baseUrl);
+  const basePath = base.pathname.replace(/\/+$/, '');
+  const pools = new Map<string, Pool>();
+
+  function poolFor(origin: string): Pool {
+    let pool = pools.get(origin);
+    if (!pool) {
+      pool = new Pool(origin, { connections, keepAliveTimeout: 30_000, pipelining: 1 });
+      pools.set(origin, pool);
+    }
+    return pool;
+  }
+
+  function unavailable(call: RestCall, detail: string): GraphQLError {
+    return graphError(`${service} is unavailable: ${scrub(detail, call.secrets ?? [])}`, { code: ErrorCode.UpstreamUnavailable, service });
+  }
+
+  async function send(call: RestCall): Promise<Dispatcher.ResponseData> {
+    const absolute = /^https?:\/\//i.test(call.path);
+    const target = absolute ? new URL(call.path) : undefined;
+    const origin = target ? target.origin : base.origin;
+    const path = target ? `${target.pathname}${target.search}` : `${basePath}${call.path}`;
+    const fullPath = `${path}${encodeQuery(call.query)}`.replace('?&', '?');
+    const { payload, contentType } = encodeBody(call.body);
+    const headers: Record<string, string> = { accept: call.accept ?? 'application/json', ...call.headers };
+    if (contentType) headers['content-type'] = contentType;
+
+    const deadline = Date.now() + (call.timeoutMs ?? timeoutMs);
+    const canRetry = IDEMPOTENT.has(call.method);
+    for (let attempt = 1; ; attempt += 1) {
+      const remaining = deadline - Date.now();
+      if (remaining <= 0) throw unavailable(call, `no answer within ${call.timeoutMs ?? timeoutMs} ms`);
+      const started = performance.now();
+      try {
+        const response = await poolFor(origin).request({
+          method: call.method,
+          path: fullPath,
+          headers,
+          body: payload as Dispatcher.DispatchOptions['body'],
+          signal: AbortSignal.timeout(remaining),
+          headersTimeout: remaining,
+          bodyTimeout: remaining,
+        });
+        const durationMs = performance.now() - started;
+        observe?.({ service, operation: call.operation, method: call.method, status: response.statusCode, durationMs, attempt });
+        logger?.debug({ service, operation: call.operation, method: call.method, status: response.statusCode, ms: Math.round(durationMs), attempt }, 'upstream call');
+        if (canRetry && RETRY_STATUS.has(response.statusCode) && attempt <= retries && deadline - Date.now() > backoffMs * 2 ** (attempt - 1)) {
+          await response.body.dump();
+          await sleep(backoffMs * 2 ** (attempt - 1) * (0.5 + Math.random()));
+          continue;
+        }
+        return response;
+      } catch (error) {
+        const durationMs = performance.now() - started;
+        observe?.({ service, operation: call.operation, method: call.method, status: 'error', durationMs, attempt });
+        const code = errorCode(error);
+        const timedOut =
+          (error as Error)?.name === 'TimeoutError' ||
+          (error as Error)?.name === 'AbortError' ||
+          error instanceof undiciErrors.HeadersTimeoutError ||
+          error instanceof undiciErrors.BodyTimeoutError;
+        logger?.debug({ service, operation: call.operation, method: call.method, error: code ?? (timedOut ? 'timeout' : 'unknown'), attempt }, 'upstream call failed');
+        if (timedOut) throw unavailable(call, `no answer within ${call.timeoutMs ?? timeoutMs} ms`);
+        if (canRetry && code && CONNECTION_ERRORS.has(code) && attempt <= retries) {
+          const wait = backoffMs * 2 ** (attempt - 1) * (0.5 + Math.random());
+          if (deadline - Date.now() > wait) {
+            await sleep(wait);
+            continue;
+          }
+        }
+        throw unavailable(call, code ? `connection failed (${code})` : 'connection failed');
+      }
+    }
+  }
+
+  async function complete(call: RestCall, lookup: boolean): Promise<RestResponse | null> {
+    const response = await send(call);
+    let text: string;
+    try {
+      text = await response.body.text();
+    } catch (error) {
+      throw unavailable(call, `the answer broke off (${errorCode(error) ?? 'read error'})`);
+    }
+    const headers = flattenHeaders(response.headers);
+    const body = parseJson(text);
+    const status = response.statusCode;
+    if (status >= 200 && status < 300) {
+      if (text.trim() && body === undefined && (headers['content-type'] ?? '').includes('json')) {
+        throw graphError(`${service}: the answer was not valid JSON`, { code: ErrorCode.UpstreamError, service, status });
+      }
+      return { status, headers, body, text };
+    }
+    const error = errorForUpstream({ service, status, body: body ?? text, retryAfter: headers['retry-after'], lookup });
+    if (!error) return null;
+    error.message = scrub(error.message, call.secrets ?? []);
+    throw error;
+  }
+
+  return {
+    service,
+    request: async (call) => (await complete(call, false))!,
+    lookup: (call) => complete(call, true),
+    async stream(call) {
+      const response = await send(call);
+      const headers = flattenHeaders(response.headers);
+      if (response.statusCode >= 200 && response.statusCode < 300) return { status: response.statusCode, headers, body: response.body };
+      const text = await response.body.text().catch(() => '');
+      const error = errorForUpstream({ service, status: response.statusCode, body: parseJson(text) ?? text, retryAfter: headers['retry-after'] })!;
+      error.message = scrub(error.message, call.secrets ?? []);
+      throw error;
+    },
+    async close() {
+      await Promise.all([...pools.values()].map((pool) => pool.close()));
+      pools.clear();
+    },
+  };
+}

@@ -1,0 +1,450 @@
+import { missingCredential, upstreamContractError } from '../kit/errors.ts';
+import { asArray, headerValue, toNumber } from '../kit/envelopes.ts';
+import type { RestCall, RestTransport } from '../kit/transport.ts';
+
+/** The gateway header that carries a caller's recognition token. */
+export const CREDENTIAL_HEADER = 'x-recognition-token';
+const SERVICE = 'recognition';
+
+export type WebhookEventTypeDto = 'bonus.created' | 'achievement_event.created';
+export const WEBHOOK_EVENT_TYPES: readonly WebhookEventTypeDto[] = ['bonus.created', 'achievement_event.created'];
+
+export interface ApiKeyDto {
+  id: string;
+  label: string;
+  read_only: boolean;
+}
+
+export interface CreatedApiKeyDto {
+  success: boolean;
+  message: string | null;
+  token: string;
+  label: string;
+  read_only: boolean;
+}
+
+export interface ConfirmationDto {
+  success: boolean;
+  message: string | null;
+}
+
+/** A user as returned inside analytics; custom properties arrive as extra keys. */
+export interface UserDto {
+  id: string;
+  short_name?: string | null;
+  display_name?: string | null;
+  username?: string | null;
+  email?: string | null;
+  path?: string | null;
+  full_pic_url?: string | null;
+  profile_pic_url?: string | null;
+  first_name?: string | null;
+  last_name?: string | null;
+  last_active_at?: string | null;
+  external_unique_id?: string | null;
+  budget_boost?: number | null;
+  user_mode?: string | null;
+  country?: string | null;
+  time_zone?: string | null;
+  can_give?: boolean | null;
+  can_receive?: boolean | null;
+  earning_balance?: number | null;
+  lifetime_earnings?: number | null;
+  giving_balance?: number | null;
+  earning_balance_with_currency?: string | null;
+  lifetime_earnings_with_currency?: string | null;
+  giving_balance_with_currency?: string | null;
+  status?: string | null;
+  custom_properties: { name: string; value: string }[];
+}
+
+export interface LeaderboardEntryDto {
+  count: number;
+  user: UserDto;
+}
+
+export interface TrendDto {
+  hashtag: string;
+  count: number;
+}
+
+export interface RichTextDto {
+  text?: string | null;
+  html?: string | null;
+}
+
+export interface DenominationDto {
+  id: string;
+  name?: string | null;
+  price?: number | null;
+  display_price?: string | null;
+  /** Carried down so the full reward is fetched in the same country as the catalogue. */
+  request_country?: string;
+}
+
+export interface CatalogRewardDto {
+  name: string;
+  image_url?: string | null;
+  minimum_display_price?: string | null;
+  description?: RichTextDto | null;
+  disclaimer_html?: string | null;
+  warning?: string | null;
+  denominations: DenominationDto[];
+}
+
+export interface RewardGroupDto {
+  type: string;
+  name: string;
+  rewards: CatalogRewardDto[];
+}
+
+export interface RewardDto {
+  id: string;
+  name?: string | null;
+  price?: number | null;
+  display_price?: string | null;
+  description?: RichTextDto | null;
+  image_url?: string | null;
+  disclaimer_html?: string | null;
+  warning?: string | null;
+  quantity?: number | null;
+  type?: string | null;
+}
+
+export interface RewardDetailsDto {
+  id: string;
+  name?: string | null;
+  price?: number | null;
+  display_price?: string | null;
+  type?: string | null;
+  image_url?: string | null;
+}
+
+export interface RedemptionDto {
+  id: string;
+  created_at?: string | null;
+  state?: string | null;
+  certificate_url?: string | null;
+  claim_url?: string | null;
+  auto_approvable?: boolean | null;
+  reward_details?: RewardDetailsDto | null;
+}
+
+export interface WebhookDto {
+  id: string;
+  url: string;
+  event_types: WebhookEventTypeDto[];
+}
+
+export type TeamDto = { managerId: string } | { customProperties: Record<string, string> };
+
+export interface LeaderboardParams {
+  direction?: 'received' | 'given';
+  hashtag?: string;
+  team?: TeamDto;
+  /** ISO dates (YYYY-MM-DD); sent in the service's `DD Mon YYYY`. */
+  startDate?: string;
+  endDate?: string;
+}
+
+export interface StandoutsParams {
+  role?: string;
+  value?: string;
+  limit?: number;
+  period?: string;
+  customPropertyName?: string;
+  customPropertyValue?: string;
+}
+
+export interface RewardCatalogParams {
+  catalogCountry?: string;
+  requestCountry?: string;
+  personalizeFor?: string;
+}
+
+const KNOWN_USER_KEYS = new Set([
+  'id', 'short_name', 'display_name', 'username', 'email', 'path', 'full_pic_url', 'profile_pic_url', 'first_name', 'last_name',
+  'last_active_at', 'external_unique_id', 'budget_boost', 'user_mode', 'country', 'time_zone', 'can_give', 'can_receive',
+  'earning_balance', 'lifetime_earnings', 'giving_balance', 'earning_balance_with_currency', 'lifetime_earnings_with_currency',
+  'giving_balance_with_currency', 'status',
+]);
+const MONTHS = ['Jan', 'Feb', 'Mar', 'Apr', 'May', 'Jun', 'Jul', 'Aug', 'Sep', 'Oct', 'Nov', 'Dec'];
+
+/** `2026-01-05` to the service's `05 Jan 2026`. */
+export function serviceDate(iso: string): string {
+  const [year, month, day] = iso.split('-');
+  return `${day} ${MONTHS[Number(month) - 1]} ${year}`;
+}
+
+const str = (value: unknown): string | null => (value === undefined || value === null ? null : String(value));
+const int = (value: unknown): number | null => toNumber(value) ?? null;
+const bool = (value: unknown): boolean | null => (typeof value === 'boolean' ? value : value === 'true' ? true : value === 'false' ? false : null);
+const record = (value: unknown): Record<string, unknown> => (value && typeof value === 'object' && !Array.isArray(value) ? (value as Record<string, unknown>) : {});
+
+function toUser(raw: unknown): UserDto {
+  const user = record(raw);
+  const custom_properties = Object.entries(user)
+    .filter(([name, value]) => !KNOWN_USER_KEYS.has(name) && (typeof value === 'string' || typeof value === 'number'))
+    .map(([name, value]) => ({ name, value: String(value) }));
+  return {
+    id: String(user.id),
+    short_name: str(user.short_name),
+    display_name: str(user.display_name),
+    username: str(user.username),
+    email: str(user.email),
+    path: str(user.path),
+    full_pic_url: str(user.full_pic_url),
+    profile_pic_url: str(user.profile_pic_url),
+    first_name: str(user.first_name),
+    last_name: str(user.last_name),
+    last_active_at: str(user.last_active_at),
+    external_unique_id: str(user.external_unique_id),
+    budget_boost: int(user.budget_boost),
+    user_mode: str(user.user_mode),
+    country: str(user.country),
+    time_zone: str(user.time_zone),
+    can_give: bool(user.can_give),
+    can_receive: bool(user.can_receive),
+    earning_balance: int(user.earning_balance),
+    lifetime_earnings: int(user.lifetime_earnings),
+    giving_balance: int(user.giving_balance),
+    earning_balance_with_currency: str(user.earning_balance_with_currency),
+    lifetime_earnings_with_currency: str(user.lifetime_earnings_with_currency),
+    giving_balance_with_currency: str(user.giving_balance_with_currency),
+    status: str(user.status),
+    custom_properties,
+  };
+}
+
+function toLeaderboard(body: unknown): LeaderboardEntryDto[] {
+  // The leaderboard body is undocumented: accept a bare array or one wrapped in an envelope.
+  const list = Array.isArray(body) ? body : asArray(record(body).result ?? record(body).results ?? record(body).leaderboard);
+  return list.map((item) => ({ count: int(record(item).count) ?? 0, user: toUser(record(item).user) }));
+}
+
+function toRichText(raw: unknown): RichTextDto | null {
+  if (!raw || typeof raw !== 'object') return typeof raw === 'string' ? { text: raw, html: null } : null;
+  return { text: str(record(raw).text), html: str(record(raw).html) };
+}
+
+function toReward(raw: unknown): RewardDto {
+  const reward = record(raw);
+  return {
+    id: String(reward.id),
+    name: str(reward.name),
+    price: int(reward.price),
+    display_price: str(reward.display_price),
+    description: toRichText(reward.description),
+    image_url: str(reward.image_url),
+    disclaimer_html: str(reward.disclaimer_html),
+    warning: str(reward.warning),
+    quantity: toNumber(reward.quantity) ?? null,
+    type: str(reward.type),
+  };
+}
+
+function toRedemption(raw: unknown): RedemptionDto {
+  const redemption = record(raw);
+  const details = redemption.reward_details ? record(redemption.reward_details) : undefined;
+  return {
+    id: String(redemption.id),
+    created_at: str(redemption.created_at),
+    state: str(redemption.state),
+    certificate_url: str(redemption.certificate_url),
+    claim_url: str(redemption.claim_url),
+    auto_approvable: bool(redemption.auto_approvable),
+    reward_details: details
+      ? { id: String(details.id), name: str(details.name), price: int(details.price), display_price: str(details.display_price), type: str(details.type), image_url: str(details.image_url) }
+      : null,
+  };
+}
+
+function toWebhook(raw: unknown): WebhookDto {
+  const webhook = record(raw);
+  return {
+    id: String(webhook.id),
+    url: String(webhook.url ?? ''),
+    event_types: asArray(webhook.event_types).filter((type): type is WebhookEventTypeDto => WEBHOOK_EVENT_TYPES.includes(type as WebhookEventTypeDto)),
+  };
+}
+
+function toConfirmation(body: unknown): ConfirmationDto {
+  const value = record(body);
+  return { success: value.success !== false, message: str(value.message) };
+}
+
+function idOf(body: unknown): string {
+  const id = record(body).id;
+  if (id === undefined || id === null) throw upstreamContractError(SERVICE, 'the answer carries no id');
+  return String(id);
+}
+
+export interface RecognitionClient {
+  listApiKeys(params: { userId?: string }): Promise<ApiKeyDto[]>;
+  createApiKey(params: { label: string; readOnly: boolean; userId?: string }): Promise<CreatedApiKeyDto>;
+  deleteApiKey(id: string): Promise<ConfirmationDto>;
+  getTrends(): Promise<TrendDto[]>;
+  getLeaderboard(params: LeaderboardParams): Promise<LeaderboardEntryDto[]>;
+  getStandouts(params: StandoutsParams): Promise<LeaderboardEntryDto[]>;
+  listRewards(params: RewardCatalogParams): Promise<RewardGroupDto[]>;
+  getReward(id: string, requestCountry?: string): Promise<RewardDto | null>;
+  getRedemption(id: string): Promise<RedemptionDto | null>;
+  listWebhooks(): Promise<WebhookDto[]>;
+  createWebhook(params: { url: string; eventTypes?: readonly WebhookEventTypeDto[] }): Promise<{ id: string }>;
+  updateWebhook(id: string, params: { url?: string; eventTypes?: readonly WebhookEventTypeDto[] }): Promise<{ id: string }>;
+  deleteWebhook(id: string): Promise<{ id: string }>;
+  teapot(): Promise<void>;
+}
+
+const segment = encodeURIComponent;
+
+/**
+ * Every recognition endpoint, called from here and nowhere else. Reads carry the token as the
+ * documented `access_token` query parameter; writes carry it as a bearer header, because the real
+ * service refuses a token that can write when it travels in a URL.
+ */
+export function createRecognitionClient({ transport, token }: { transport: RestTransport; token: string | undefined }): RecognitionClient {
+  function credential(): string {
+    if (!token) throw missingCredential(SERVICE, CREDENTIAL_HEADER);
+    return token;
+  }
+  const read = (call: Omit<RestCall, 'method'>): RestCall => {
+    const secret = credential();
+    return { ...call, method: 'GET', query: { ...call.query, access_token: secret }, secrets: [secret] };
+  };
+  const write = (method: RestCall['method'], call: Omit<RestCall, 'method'>): RestCall => {
+    const secret = credential();
+    return { ...call, method, headers: { ...call.headers, authorization: `Bearer ${secret}` }, secrets: [secret] };
+  };
+
+  return {
+    async listApiKeys({ userId }) {
+      const response = await transport.request(read({ operation: 'listApiKeys', path: '/api_keys', query: { user_id: userId } }));
+      return asArray(response.body).map((raw) => {
+        const key = record(raw);
+        return { id: String(key.id), label: String(key.label ?? ''), read_only: bool(key.read_only) ?? false };
+      });
+    },
+
+    async createApiKey({ label, readOnly, userId }) {
+      // Documented as multipart with no fields: everything travels in the query.
+      const response = await transport.request(
+        write('POST', { operation: 'createApiKey', path: '/api_keys', query: { label, read_only: readOnly, user_id: userId }, body: { multipart: new FormData() } }),
+      );
+      // Documented as X-SERVICE-Authentication-Token; the vendor's name replaces SERVICE in practice.
+      const newToken = headerValue(response.headers, /^x-.+-authentication-token$/i);
+      if (!newToken) throw upstreamContractError(SERVICE, 'the key was created but no token header came back', response.status);
+      const confirmation = toConfirmation(response.body);
+      return { ...confirmation, token: newToken, label, read_only: readOnly };
+    },
+
+    async deleteApiKey(id) {
+      const response = await transport.request(write('DELETE', { operation: 'deleteApiKey', path: `/api_keys/${segment(id)}` }));
+      return toConfirmation(response.body);
+    },
+
+    async getTrends() {
+      const response = await transport.request(read({ operation: 'getTrends', path: '/analytics/trends' }));
+      return asArray(response.body).map((raw) => ({ hashtag: String(record(raw).hashtag ?? ''), count: int(record(raw).count) ?? 0 }));
+    },
+
+    async getLeaderboard({ direction, hashtag, team, startDate, endDate }) {
+      const scope = team && ('managerId' in team ? team.managerId : JSON.stringify(team.customProperties));
+      const response = await transport.request(
+        read({
+          operation: 'getLeaderboard',
+          path: '/analytics/leaderboards',
+          query: { direction, hashtag, scope, start_date: startDate && serviceDate(startDate), end_date: endDate && serviceDate(endDate) },
+        }),
+      );
+      return toLeaderboard(response.body);
+    },
+
+    async getStandouts({ role, value, limit, period, customPropertyName, customPropertyValue }) {
+      const response = await transport.request(
+        read({
+          operation: 'getStandouts',
+          path: '/analytics/standouts',
+          query: { role, value, limit, period, custom_property_name: customPropertyName, custom_property_value: customPropertyValue },
+        }),
+      );
+      return toLeaderboard(response.body);
+    },
+
+    async listRewards({ catalogCountry, requestCountry, personalizeFor }) {
+      const response = await transport.request(
+        read({ operation: 'listRewards', path: '/rewards', query: { catalog_country: catalogCountry, request_country: requestCountry, personalize_for: personalizeFor } }),
+      );
+      return asArray(response.body).map((raw) => {
+        const group = record(raw);
+        const rewards = record(group.rewards);
+        return {
+          type: String(group.type ?? ''),
+          name: String(group.name ?? ''),
+          rewards: asArray(Array.isArray(group.rewards) ? group.rewards : rewards.items).map((rawItem) => {
+            const item = record(rawItem);
+            return {
+              name: String(item.name ?? ''),
+              image_url: str(item.image_url),
+              minimum_display_price: str(item.minimum_display_price),
+              description: toRichText(item.description),
+              disclaimer_html: str(item.disclaimer_html),
+              warning: str(item.warning),
+              denominations: asArray(item.denominations).map((rawDenomination) => {
+                const denomination = record(rawDenomination);
+                return {
+                  id: String(denomination.id),
+                  name: str(denomination.name),
+                  price: int(denomination.price),
+                  display_price: str(denomination.display_price),
+                  ...(requestCountry ? { request_country: requestCountry } : {}),
+                };
+              }),
+            };
+          }),
+        };
+      });
+    },
+
+    async getReward(id, requestCountry) {
+      const response = await transport.lookup(read({ operation: 'getReward', path: `/rewards/${segment(id)}`, query: { request_country: requestCountry } }));
+      return response ? toReward(response.body) : null;
+    },
+
+    async getRedemption(id) {
+      const response = await transport.lookup(read({ operation: 'getRedemption', path: `/redemptions/${segment(id)}` }));
+      return response ? toRedemption(response.body) : null;
+    },
+
+    async listWebhooks() {
+      const response = await transport.request(read({ operation: 'listWebhooks', path: '/webhooks' }));
+      return asArray(response.body).map(toWebhook);
+    },
+
+    async createWebhook({ url, eventTypes }) {
+      const response = await transport.request(write('POST', { operation: 'createWebhook', path: '/webhooks', body: { json: { url, ...(eventTypes ? { event_types: eventTypes } : {}) } } }));
+      return { id: idOf(response.body) };
+    },
+
+    async updateWebhook(id, { url, eventTypes }) {
+      // The documented example sends a JSON-shaped body; JSON with its own content type is what parses everywhere.
+      const response = await transport.request(
+        write('PUT', {
+          operation: 'updateWebhook',
+          path: `/webhooks/${segment(id)}`,
+          body: { json: { ...(url !== undefined ? { url } : {}), ...(eventTypes ? { event_types: eventTypes } : {}) } },
+        }),
+      );
+      return { id: idOf(response.body) };
+    },
+
+    async deleteWebhook(id) {
+      const response = await transport.request(write('DELETE', { operation: 'deleteWebhook', path: `/webhooks/${segment(id)}` }));
+      return { id: idOf(response.body) };
+    },
+
+    async teapot() {
+      await transport.request(read({ operation: 'teapot', path: '/teapot' }));
+    },
+  };
+}

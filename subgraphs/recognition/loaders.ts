@@ -1,0 +1,29 @@
+import DataLoader from 'dataloader';
+import { createPerKeyLoader } from '../kit/loaders.ts';
+import type { RecognitionClient, RedemptionDto, RewardDto, WebhookDto } from './client.ts';
+
+export interface RewardKey {
+  id: string;
+  requestCountry?: string | undefined;
+}
+
+export interface RecognitionLoaders {
+  reward: DataLoader<RewardKey, RewardDto | null, string>;
+  redemption: DataLoader<string, RedemptionDto | null>;
+  /** The company's webhook list, fetched at most once per request. */
+  webhooks: DataLoader<'all', WebhookDto[]>;
+}
+
+/** Built once per request, so nothing cached here outlives the caller whose credential fetched it. */
+export function createLoaders(client: RecognitionClient): RecognitionLoaders {
+  return {
+    reward: createPerKeyLoader((key: RewardKey) => client.getReward(key.id, key.requestCountry), {
+      cacheKeyFn: (key) => `${key.id}\u0000${key.requestCountry ?? ''}`,
+    }),
+    redemption: createPerKeyLoader((id: string) => client.getRedemption(id)),
+    webhooks: new DataLoader(async (keys) => {
+      const list = await client.listWebhooks();
+      return keys.map(() => list);
+    }),
+  };
+}

@@ -1,0 +1,12 @@
+import { runMain } from '../../lib/config.ts';
+import { createLogger } from '../../lib/logger.ts';
+import { startSubgraph } from '../kit/server.ts';
+import { readRecognitionConfig } from './config.ts';
+import { createRecognitionSubgraph } from './server.ts';
+
+runMain(async () => {
+  const config = readRecognitionConfig(process.env);
+  const logger = createLogger({ name: 'recognition-subgraph' });
+  const { url } = await startSubgraph(createRecognitionSubgraph(config, logger), { port: config.port, host: config.host });
+  console.log(`recognition subgraph on ${url}/graphql (upstream ${config.apiUrl})`);
+});

@@ -1,0 +1,45 @@
+import { listSize } from '../../kit/validate.ts';
+import type { Resolvers } from '../__generated__/resolvers.ts';
+
+export const rewardResolvers: Resolvers = {
+  Query: {
+    rewardCatalog: (_parent, { catalogCountry, requestCountry, personalizeFor }, { client }) =>
+      client.listRewards({ catalogCountry: catalogCountry ?? undefined, requestCountry: requestCountry ?? undefined, personalizeFor: personalizeFor ?? undefined }),
+    reward: (_parent, { id, requestCountry }, { loaders }) => loaders.reward.load({ id, requestCountry: requestCountry ?? undefined }),
+    redemption: (_parent, { id }, { loaders }) => loaders.redemption.load(id),
+    redemptions: async (_parent, { ids }, { loaders }) => {
+      listSize(ids, 'ids', 100);
+      // One failing id nulls its own entry, not the list.
+      const results = await loaders.redemption.loadMany(ids);
+      return results.map((result) => (result instanceof Error ? null : result));
+    },
+  },
+  CatalogReward: {
+    imageUrl: (item) => item.image_url ?? null,
+    minimumDisplayPrice: (item) => item.minimum_display_price ?? null,
+    disclaimerHtml: (item) => item.disclaimer_html ?? null,
+  },
+  RewardDenomination: {
+    displayPrice: (denomination) => denomination.display_price ?? null,
+    reward: (denomination, _args, { loaders }) => loaders.reward.load({ id: denomination.id, requestCountry: denomination.request_country }),
+  },
+  Reward: {
+    __resolveReference: (reference, { loaders }) => loaders.reward.load({ id: reference.id }),
+    displayPrice: (reward) => reward.display_price ?? null,
+    imageUrl: (reward) => reward.image_url ?? null,
+    disclaimerHtml: (reward) => reward.disclaimer_html ?? null,
+  },
+  Redemption: {
+    __resolveReference: (reference, { loaders }) => loaders.redemption.load(reference.id),
+    createdAt: (redemption) => redemption.created_at ?? null,
+    certificateUrl: (redemption) => redemption.certificate_url ?? null,
+    claimUrl: (redemption) => redemption.claim_url ?? null,
+    autoApprovable: (redemption) => redemption.auto_approvable ?? null,
+    rewardDetails: (redemption) => redemption.reward_details ?? null,
+    reward: (redemption, _args, { loaders }) => (redemption.reward_details ? loaders.reward.load({ id: redemption.reward_details.id }) : null),
+  },
+  RewardDetails: {
+    displayPrice: (details) => details.display_price ?? null,
+    imageUrl: (details) => details.image_url ?? null,
+  },
+};
