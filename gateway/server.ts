@@ -8,12 +8,11 @@ import { apolloHandler } from '../lib/apolloHttp.ts';
 import { listen, requestUrl, sendJson, sendText, type Started } from '../lib/http.ts';
 import { apolloLogger, type Logger } from '../lib/logger.ts';
 import { createMetrics } from '../lib/metrics.ts';
-import { maskUnexpectedErrors } from '../subgraphs/kit/masking.ts';
+import { formatGraphError } from '../lib/errorFormatting.ts';
 import type { GatewayConfig } from './config.ts';
 import { createUndiciFetcher } from './fetcher.ts';
 import { metricsPlugin } from './metricsPlugin.ts';
 import { checkReadiness } from './readiness.ts';
-import { normaliseInputError } from './inputErrors.ts';
 import { SubgraphDataSource } from './subgraphDataSource.ts';
 
 export interface GatewayContext {
@@ -38,12 +37,11 @@ export async function startGateway(config: GatewayConfig, logger: Logger): Promi
     buildService: ({ name, url }) => new SubgraphDataSource(name, config.subgraphUrls[name] ?? url ?? '', fetcher),
   });
 
-  const mask = maskUnexpectedErrors(logger);
   const apollo = new ApolloServer<GatewayContext>({
     gateway,
     logger: apolloLogger(logger),
     includeStacktraceInErrorResponses: false,
-    formatError: (formatted, error) => mask(normaliseInputError(formatted, error), error),
+    formatError: formatGraphError(logger),
     plugins: [
       config.sandbox
         ? ApolloServerPluginLandingPageLocalDefault({

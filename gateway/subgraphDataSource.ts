@@ -1,6 +1,8 @@
 import { RemoteGraphQLDataSource, type GraphQLDataSourceProcessOptions } from '@apollo/gateway';
 import type { Fetcher } from '@apollo/utils.fetcher';
 import { GraphQLError } from 'graphql';
+
+type GatewayGraphQLResponse = Awaited<ReturnType<RemoteGraphQLDataSource['process']>>;
 import { ErrorCode, graphError } from '../subgraphs/kit/errors.ts';
 import { credentialHeadersFor } from './credentials.ts';
 import type { GatewayContext } from './server.ts';
@@ -22,6 +24,22 @@ export class SubgraphDataSource extends RemoteGraphQLDataSource<GatewayContext> 
     // Operations the gateway runs on its own (health checks) have no caller.
     if (!context?.headers) return;
     for (const [header, value] of Object.entries(credentialHeadersFor(this.name, context.headers))) request.http?.headers.set(header, value);
+  }
+
+  /**
+   * A subgraph refuses bad variables with HTTP 400 and typed GraphQL errors; Apollo's data source
+   * would replace them with "400: Bad Request". Keep the subgraph's errors and codes.
+   */
+  override async process(options: GraphQLDataSourceProcessOptions<GatewayContext>): Promise<GatewayGraphQLResponse> {
+    try {
+      return await super.process(options);
+    } catch (error) {
+      const body = error instanceof GraphQLError ? (error.extensions.response as { body?: unknown } | undefined)?.body : undefined;
+      if (body && typeof body === 'object' && Array.isArray((body as { errors?: unknown }).errors)) {
+        return { errors: (body as { errors: GatewayGraphQLResponse['errors'] }).errors };
+      }
+      throw error;
+    }
   }
 
   override didEncounterError(error: Error): void {

@@ -28,6 +28,9 @@ export interface Fault {
   status?: number;
   /** JSON body for `status`; empty when absent. */
   body?: unknown;
+  /** A raw body for `status` instead of JSON, with its content type. */
+  raw?: string;
+  contentType?: string;
   /** Delay before answering (or before the handler, when no status is set). */
   latencyMs?: number;
   /** Destroy the connection without answering. */
@@ -217,7 +220,7 @@ export function createEmulator(definition: EmulatorDefinition): Emulator {
       }
       if (fault.status !== undefined) {
         entry.status = fault.status;
-        writeReply(res, { status: fault.status, body: fault.body });
+        writeReply(res, fault.raw !== undefined ? { status: fault.status, raw: fault.raw, headers: { 'content-type': fault.contentType ?? 'text/plain' } } : { status: fault.status, body: fault.body });
         return;
       }
     }

@@ -57,7 +57,7 @@ export function createRecognitionEmulator({ clock = createClock() }: Recognition
     return user ?? { status: 404, body: { success: false, message: 'User not found' } };
   }
 
-  const isReply = (value: unknown): value is Reply => typeof value === 'object' && value !== null && 'status' in value;
+  const isReply = (value: unknown): value is Reply => typeof value === 'object' && value !== null && typeof (value as { status?: unknown }).status === 'number';
 
   function parseDate(text: string | null, name: string): number | Reply | undefined {
     if (text === null || text === '') return undefined;

@@ -9,7 +9,7 @@ import { apolloHandler } from '../../lib/apolloHttp.ts';
 import { listen, requestUrl, sendJson, sendText, type Started } from '../../lib/http.ts';
 import { createLogger, apolloLogger, type Logger } from '../../lib/logger.ts';
 import type { Metrics } from '../../lib/metrics.ts';
-import { maskUnexpectedErrors } from './masking.ts';
+import { formatGraphError } from '../../lib/errorFormatting.ts';
 
 /** An HTTP route beside `/graphql`: webhook ingestion, downloads. */
 export interface SubgraphRoute {
@@ -54,7 +54,7 @@ export async function startSubgraph<Context extends BaseContext>(definition: Sub
     schema,
     logger: apolloLogger(logger),
     includeStacktraceInErrorResponses: false,
-    formatError: maskUnexpectedErrors(logger),
+    formatError: formatGraphError(logger),
     // Inline traces cost a timer per resolver; the gateway reports its own timings.
     plugins: [ApolloServerPluginLandingPageDisabled(), ApolloServerPluginInlineTraceDisabled()],
   });

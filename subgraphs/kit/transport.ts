@@ -111,7 +111,7 @@ function encodeQuery(query: Record<string, QueryValue> | undefined): string {
   return text ? `?${text}` : '';
 }
 
-function encodeBody(body: RestBody | undefined): { payload?: string | Buffer | FormData; contentType?: string } {
+async function encodeBody(body: RestBody | undefined): Promise<{ payload?: string | Buffer; contentType?: string }> {
   if (!body) return {};
   if ('json' in body) return { payload: JSON.stringify(body.json), contentType: 'application/json' };
   if ('form' in body) {
@@ -122,7 +122,11 @@ function encodeBody(body: RestBody | undefined): { payload?: string | Buffer | F
     }
     return { payload: params.toString(), contentType: 'application/x-www-form-urlencoded' };
   }
-  if ('multipart' in body) return { payload: body.multipart };
+  if ('multipart' in body) {
+    // undici's dispatcher takes bytes, not FormData: let the WHATWG encoder pick the boundary.
+    const encoded = new Response(body.multipart);
+    return { payload: Buffer.from(await encoded.arrayBuffer()), contentType: encoded.headers.get('content-type') ?? 'multipart/form-data' };
+  }
   return { payload: body.raw, contentType: body.contentType };
 }
 
@@ -174,7 +178,7 @@ export function createRestTransport(options: RestTransportOptions): RestTranspor
     const origin = target ? target.origin : base.origin;
     const path = target ? `${target.pathname}${target.search}` : `${basePath}${call.path}`;
     const fullPath = `${path}${encodeQuery(call.query)}`.replace('?&', '?');
-    const { payload, contentType } = encodeBody(call.body);
+    const { payload, contentType } = await encodeBody(call.body);
     const headers: Record<string, string> = { accept: call.accept ?? 'application/json', ...call.headers };
     if (contentType) headers['content-type'] = contentType;
 
@@ -189,7 +193,7 @@ export function createRestTransport(options: RestTransportOptions): RestTranspor
           method: call.method,
           path: fullPath,
           headers,
-          body: payload as Dispatcher.DispatchOptions['body'],
+          body: payload,
           signal: AbortSignal.timeout(remaining),
           headersTimeout: remaining,
           bodyTimeout: remaining,
@@ -221,7 +225,7 @@ export function createRestTransport(options: RestTransportOptions): RestTranspor
             continue;
           }
         }
-        throw unavailable(call, code ? `connection failed (${code})` : 'connection failed');
+        throw unavailable(call, `connection failed (${code ?? (error as Error)?.name ?? 'unknown'})`);
       }
     }
   }
@@ -238,7 +242,8 @@ export function createRestTransport(options: RestTransportOptions): RestTranspor
     const body = parseJson(text);
     const status = response.statusCode;
     if (status >= 200 && status < 300) {
-      if (text.trim() && body === undefined && (headers['content-type'] ?? '').includes('json')) {
+      // A maintenance page served with 200 is a failure, not an empty result.
+      if (text.trim() && body === undefined && (call.accept ?? 'application/json').includes('json')) {
         throw graphError(`${service}: the answer was not valid JSON`, { code: ErrorCode.UpstreamError, service, status });
       }
       return { status, headers, body, text };

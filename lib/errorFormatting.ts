@@ -1,4 +1,42 @@
 import { GraphQLError, parse, visit, type ASTNode, type GraphQLFormattedError } from 'graphql';
+import { unwrapResolverError } from '@apollo/server/errors';
+import type { Logger } from './logger.ts';
+
+const KNOWN_CODES = new Set([
+  'BAD_USER_INPUT',
+  'UNAUTHENTICATED',
+  'FORBIDDEN',
+  'NOT_FOUND',
+  'CONFLICT',
+  'TEAPOT',
+  'RATE_LIMITED',
+  'DATA_NOT_READY',
+  'CURSOR_EXPIRED',
+  'UPSTREAM_ERROR',
+  'UPSTREAM_UNAVAILABLE',
+  'GRAPHQL_PARSE_FAILED',
+  'GRAPHQL_VALIDATION_FAILED',
+  'PERSISTED_QUERY_NOT_FOUND',
+  'PERSISTED_QUERY_NOT_SUPPORTED',
+  'OPERATION_RESOLUTION_FAILURE',
+  'BAD_REQUEST',
+]);
+
+/**
+ * Errors we raise on purpose carry a known code and pass through. Anything else is a bug: its
+ * message could hold anything (a URL, a header), so the client sees a generic message and the
+ * log keeps the detail.
+ */
+export function maskUnexpectedErrors(logger: Logger) {
+  return (formatted: GraphQLFormattedError, error: unknown): GraphQLFormattedError => {
+    const code = formatted.extensions?.code;
+    if (typeof code === 'string' && KNOWN_CODES.has(code)) return formatted;
+    const original = unwrapResolverError(error);
+    logger.error({ err: original instanceof Error ? { name: original.name, message: original.message, stack: original.stack } : String(original), path: formatted.path }, 'unexpected error');
+    return { message: 'Internal server error', ...(formatted.path ? { path: formatted.path } : {}), ...(formatted.locations ? { locations: formatted.locations } : {}), extensions: { code: 'INTERNAL_SERVER_ERROR' } };
+  };
+}
+
 
 /** Messages of GraphQL's value checks: the argument's value is wrong, not the operation's shape. */
 const VALUE_ERROR = /does not exist in ".+" enum|^Expected value of type|cannot represent|^Expected type ".+" to be an object|is not defined by type|of required type .+ was not provided|^(Date|DateTime) /;
@@ -44,4 +82,10 @@ export function normaliseInputError(formatted: GraphQLFormattedError, error: unk
   if (!literal && !(code === 'BAD_USER_INPUT' && variable)) return formatted;
   const argument = argumentAt(error.source.body, literal ? error.positions?.[0] : undefined, variable);
   return { ...formatted, extensions: { ...formatted.extensions, code: 'BAD_USER_INPUT', ...(argument ? { argument } : {}) } };
+}
+
+/** The one formatError of every server: input errors named, unexpected errors masked. */
+export function formatGraphError(logger: Logger) {
+  const mask = maskUnexpectedErrors(logger);
+  return (formatted: GraphQLFormattedError, error: unknown): GraphQLFormattedError => mask(normaliseInputError(formatted, error), error);
 }

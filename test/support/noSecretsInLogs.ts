@@ -1,0 +1,13 @@
+import { afterAll, expect } from 'vitest';
+import { DEMO_TOKENS } from '../../emulators/recognition/data.ts';
+import { capturedLogs, knownSecrets } from './logs.ts';
+
+for (const token of Object.values(DEMO_TOKENS)) knownSecrets.add(token);
+
+/** After every end-to-end file: nothing any server logged holds a credential the file used. */
+afterAll(() => {
+  const text = capturedLogs.join('');
+  for (const secret of knownSecrets) {
+    expect(text.includes(secret), `a credential appeared in the logs`).toBe(false);
+  }
+});

@@ -1,0 +1,77 @@
+import { afterAll } from 'vitest';
+import { startStack, type StartedStack } from '../../stack/startStack.ts';
+import type { LoggedRequest, Fault } from '../../emulators/kit/emulator.ts';
+import { testLogger } from './logs.ts';
+
+export interface GraphQLResult<T = Record<string, unknown>> {
+  data?: T | null;
+  errors?: { message: string; path?: (string | number)[]; extensions?: Record<string, unknown> }[];
+}
+
+export interface EmulatorControl {
+  url: string;
+  requests(): Promise<LoggedRequest[]>;
+  clearRequests(): Promise<void>;
+  reset(): Promise<void>;
+  fault(fault: Fault): Promise<void>;
+  control(path: string, body?: unknown): Promise<unknown>;
+}
+
+export interface TestStack {
+  stack: StartedStack;
+  graphqlUrl: string;
+  /** POSTs an operation to the gateway. */
+  gql<T = Record<string, unknown>>(query: string, options?: { variables?: Record<string, unknown>; headers?: Record<string, string> }): Promise<GraphQLResult<T>>;
+  emulator(service: string): EmulatorControl;
+}
+
+async function json(response: Response): Promise<unknown> {
+  const text = await response.text();
+  return text ? JSON.parse(text) : undefined;
+}
+
+export function emulatorControl(url: string): EmulatorControl {
+  const post = async (path: string, body?: unknown) =>
+    json(await fetch(`${url}/__emulator/${path}`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body ?? {}) }));
+  return {
+    url,
+    requests: async () => (await json(await fetch(`${url}/__emulator/requests`))) as LoggedRequest[],
+    clearRequests: async () => {
+      await fetch(`${url}/__emulator/requests`, { method: 'DELETE' });
+    },
+    reset: async () => {
+      await post('reset');
+    },
+    fault: async (fault) => {
+      await post('faults', fault);
+    },
+    control: post,
+  };
+}
+
+/**
+ * The whole graph on port 0 (emulators, subgraphs, gateway), closed after the file's tests.
+ * `env` overrides configuration, as an operator would.
+ */
+export async function startTestStack(env: Record<string, string> = {}): Promise<TestStack> {
+  const stack = await startStack({ env: { ...env }, logger: testLogger('stack'), ephemeralPorts: true });
+  afterAll(() => stack.close());
+  const graphqlUrl = stack.gateway.graphqlUrl;
+  return {
+    stack,
+    graphqlUrl,
+    async gql(query, { variables, headers } = {}) {
+      const response = await fetch(graphqlUrl, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', ...headers },
+        body: JSON.stringify({ query, variables }),
+      });
+      return (await response.json()) as GraphQLResult<never>;
+    },
+    emulator(service) {
+      const found = stack.services.find((candidate) => candidate.name === service);
+      if (!found?.emulatorUrl) throw new Error(`no emulator for ${service}`);
+      return emulatorControl(found.emulatorUrl);
+    },
+  };
+}
