@@ -16,6 +16,8 @@ export interface GatewayConfig {
   maxBodyBytes: number;
   /** Path of the composed supergraph SDL. */
   supergraphPath: string;
+  /** The supergraph SDL itself, instead of reading `supergraphPath` (tests composing their own). */
+  supergraphSdl?: string;
 }
 
 export function readGatewayConfig(env: Env, overrides: Partial<GatewayConfig> = {}): GatewayConfig {

@@ -14,6 +14,10 @@ import { createUndiciFetcher } from './fetcher.ts';
 import { metricsPlugin } from './metricsPlugin.ts';
 import { checkReadiness } from './readiness.ts';
 import { SubgraphDataSource } from './subgraphDataSource.ts';
+import { createSubscriptionExecutor, type SubscriptionExecutor } from './subscriptions/executor.ts';
+import { createOperationRunner } from './subscriptions/operations.ts';
+import { createSseTransport } from './subscriptions/sse.ts';
+import { attachWebSocketTransport } from './subscriptions/ws.ts';
 
 export interface GatewayContext {
   /** The caller's request headers; each subgraph call picks its own credential from them. */
@@ -21,20 +25,27 @@ export interface GatewayContext {
 }
 
 export interface StartedGateway extends Started {
-  /** The GraphQL endpoint. */
+  /** The GraphQL endpoint (HTTP, WebSocket and SSE). */
   graphqlUrl: string;
+  subscriptions: SubscriptionExecutor;
 }
 
 /** Apollo Gateway over the static supergraph, on plain node:http, with health, readiness and metrics. */
 export async function startGateway(config: GatewayConfig, logger: Logger): Promise<StartedGateway> {
-  const supergraphSdl = readFileSync(config.supergraphPath, 'utf8');
+  const supergraphSdl = config.supergraphSdl ?? readFileSync(config.supergraphPath, 'utf8');
   const fetcher = createUndiciFetcher({ timeoutMs: config.subgraphTimeoutMs });
   const metrics = createMetrics('gateway', { defaults: true });
+  // One data source per subgraph, shared by queries and by the entity fetches of subscription events.
+  const dataSources = new Map<string, SubgraphDataSource>();
 
   const gateway = new ApolloGateway({
     supergraphSdl,
     logger: apolloLogger(logger),
-    buildService: ({ name, url }) => new SubgraphDataSource(name, config.subgraphUrls[name] ?? url ?? '', fetcher),
+    buildService: ({ name, url }) => {
+      const source = new SubgraphDataSource(name, config.subgraphUrls[name] ?? url ?? '', fetcher);
+      dataSources.set(name, source);
+      return source;
+    },
   });
 
   const apollo = new ApolloServer<GatewayContext>({
@@ -55,6 +66,9 @@ export async function startGateway(config: GatewayConfig, logger: Logger): Promi
   await apollo.start();
 
   const graphql = apolloHandler<GatewayContext>({ server: apollo, context: async ({ req }) => ({ headers: req.headers }), maxBodyBytes: config.maxBodyBytes });
+  const executor = createSubscriptionExecutor({ supergraphSdl, dataSources, subgraphUrl: (name) => dataSources.get(name)?.url ?? '', logger });
+  const runner = createOperationRunner(executor, apollo);
+  const sse = createSseTransport({ schema: executor.planner.graphqlApiSchema, runner });
 
   const server = http.createServer((req, res) => {
     const url = requestUrl(req);
@@ -62,7 +76,7 @@ export async function startGateway(config: GatewayConfig, logger: Logger): Promi
     const work = (async () => {
       switch (url.pathname) {
         case '/graphql':
-          return graphql(req, res, url);
+          return sse.accepts(req) ? sse.handle(req, res) : graphql(req, res, url);
         case '/health':
           return sendJson(res, 200, { status: 'ok' });
         case '/ready': {
@@ -82,13 +96,17 @@ export async function startGateway(config: GatewayConfig, logger: Logger): Promi
     });
   });
   server.keepAliveTimeout = 65_000;
+  const detachWebSockets = attachWebSocketTransport({ server, schema: executor.planner.graphqlApiSchema, runner, logger });
 
   const started = await listen(server, config.port, config.host);
   logger.info({ url: `${started.url}/graphql` }, 'gateway listening');
   return {
     url: started.url,
     graphqlUrl: `${started.url}/graphql`,
+    subscriptions: executor,
     async close() {
+      executor.close();
+      await detachWebSockets();
       await started.close();
       await apollo.stop();
       await fetcher.close();

@@ -29,18 +29,18 @@ export function readInt(env: Env, name: string, fallback: number, range: { min: 
   return value;
 }
 
-/** An http(s) URL without a trailing slash, or undefined when unset. */
-export function readUrl(env: Env, name: string): string | undefined {
+/** A URL (http or https unless told otherwise) without a trailing slash, or undefined when unset. */
+export function readUrl(env: Env, name: string, protocols: readonly string[] = ['http:', 'https:']): string | undefined {
   const raw = env[name];
   if (raw === undefined || raw === '') return undefined;
   let url: URL;
   try {
     url = new URL(raw);
   } catch {
-    throw new ConfigError(`${name} must be an absolute http(s) URL such as https://api.example.com; got something that is not a URL.`);
+    throw new ConfigError(`${name} must be an absolute URL such as ${protocols[0]}//host.example; got something that is not a URL.`);
   }
-  if (url.protocol !== 'http:' && url.protocol !== 'https:') {
-    throw new ConfigError(`${name} must use http or https; got ${url.protocol}`);
+  if (!protocols.includes(url.protocol)) {
+    throw new ConfigError(`${name} must use ${protocols.map((protocol) => protocol.replace(':', '')).join(' or ')}; got ${url.protocol.replace(':', '')}`);
   }
   return raw.replace(/\/+$/, '');
 }

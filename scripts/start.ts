@@ -25,6 +25,12 @@ runMain(async () => {
       .map(([name, value]) => `-H '${name}: ${value}'`)
       .join(' ')} -d '{"query":"{ rewardCatalog { name rewards { name } } redemption(id: \\"rd_001\\") { state reward { name displayPrice } } }"}'`,
     '',
+    'Subscriptions (graphql-ws on the same URL as ws://…/graphql with the headers as connectionParams, or SSE with Accept: text/event-stream):',
+    '  subscription { bonusCreated { occurredAt bonus { hashtag reason giver { displayName } receivers { displayName } } } }',
+    ...stack.services
+      .filter((service) => service.name === 'recognition' && service.emulatorUrl)
+      .map((service) => `  then give a bonus:  curl -s -X POST ${service.emulatorUrl}/__emulator/bonuses -H 'content-type: application/json' -d '{"hashtag":"#shipit"}'`),
+    '',
   ];
   console.log(lines.join('\n'));
   const stop = () => {

@@ -1,6 +1,6 @@
 import type { Started } from '../lib/http.ts';
 import type { Logger } from '../lib/logger.ts';
-import type { Env } from '../lib/config.ts';
+import { readInt, type Env } from '../lib/config.ts';
 import { startEmulator } from '../emulators/kit/emulator.ts';
 import { createRecognitionEmulator } from '../emulators/recognition/emulator.ts';
 import { DEMO_TOKENS } from '../emulators/recognition/data.ts';
@@ -28,7 +28,9 @@ export interface ServiceModule {
   defaultSubgraphPort: number;
   /** Gateway headers carrying the demo credential (what a Sandbox user pastes). */
   demoHeaders: Record<string, string>;
-  startEmulator(port: number, host: string): Promise<Started>;
+  /** Settings the subgraph gets when its upstream is the emulator (e.g. to register its webhook there). */
+  emulatedEnv?: Record<string, string>;
+  startEmulator(port: number, host: string, env: Env): Promise<Started>;
   startSubgraph(options: SubgraphStartOptions): Promise<Started>;
 }
 
@@ -41,8 +43,11 @@ export const SERVICES: readonly ServiceModule[] = [
     subgraphPortEnv: 'RECOGNITION_SUBGRAPH_PORT',
     defaultSubgraphPort: 4001,
     demoHeaders: { 'x-recognition-token': DEMO_TOKENS.admin },
-    startEmulator: (port, host) => startEmulator(createRecognitionEmulator(), port, host),
-    startSubgraph: ({ apiUrl, port, host, logger, env }) =>
-      startSubgraph(createRecognitionSubgraph(readRecognitionConfig(env, { apiUrl, port, host }), logger), { port, host }),
+    // The emulator reaches the subgraph on its listening address; an admin token registers the webhook.
+    emulatedEnv: { RECOGNITION_PUBLIC_URL: 'self', RECOGNITION_SERVICE_TOKEN: DEMO_TOKENS.admin },
+    startEmulator: (port, host, env) =>
+      startEmulator(createRecognitionEmulator({ deliveryRetryMs: readInt(env, 'RECOGNITION_EMULATOR_RETRY_MS', 500, { min: 1, max: 60_000 }) }), port, host),
+    startSubgraph: async ({ apiUrl, port, host, logger, env }) =>
+      startSubgraph(await createRecognitionSubgraph(readRecognitionConfig(env, { apiUrl, port, host }), logger), { port, host }),
   },
 ];

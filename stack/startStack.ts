@@ -67,17 +67,19 @@ export async function startStack({ env, logger, ephemeralPorts = false, host = e
   async function startService(service: ServiceModule): Promise<StartedService> {
     let apiUrl = readUrl(env, service.apiUrlEnv);
     let emulatorUrl: string | undefined;
+    let subgraphEnv = env;
     if (!apiUrl) {
-      const emulator = await service.startEmulator(port(service.emulatorPortEnv, service.defaultEmulatorPort), host);
+      const emulator = await service.startEmulator(port(service.emulatorPortEnv, service.defaultEmulatorPort), host, env);
       closers.push(emulator);
       emulatorUrl = apiUrl = emulator.url;
+      subgraphEnv = { ...service.emulatedEnv, ...env };
     }
     const subgraph = await service.startSubgraph({
       apiUrl,
       port: port(service.subgraphPortEnv, service.defaultSubgraphPort),
       host,
       logger: logger.child({ component: `${service.name}-subgraph` }),
-      env,
+      env: subgraphEnv,
     });
     closers.push(subgraph);
     return { name: service.name, apiUrl, subgraphUrl: `${subgraph.url}/graphql`, ...(emulatorUrl ? { emulatorUrl } : {}) };

@@ -55,6 +55,8 @@ export interface EmulatorDefinition {
   reset(): void;
   /** The clock the service's handlers read; the control surface moves it. */
   clock?: EmulatorClock;
+  /** Stops background work (pending webhook deliveries) when the emulator closes. */
+  dispose?(): void;
 }
 
 export interface Emulator {
@@ -263,5 +265,12 @@ export function createEmulator(definition: EmulatorDefinition): Emulator {
 export async function startEmulator(definition: EmulatorDefinition, port: number, host?: string): Promise<Started & { emulator: Emulator }> {
   const emulator = createEmulator(definition);
   const started = await listen(emulator.server, port, host);
-  return { ...started, emulator };
+  return {
+    ...started,
+    emulator,
+    close: async () => {
+      definition.dispose?.();
+      await started.close();
+    },
+  };
 }

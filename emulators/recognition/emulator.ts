@@ -2,7 +2,8 @@ import { createClock, type EmulatorDefinition, type EmulatorClock } from '../kit
 import { fieldsBody, jsonBody } from '../kit/bodies.ts';
 import type { Reply, Route, RouteRequest } from '../kit/router.ts';
 import { uuidFrom, seededRandom } from '../kit/random.ts';
-import { COUNTRIES, GROUP_NAMES, seedRecognition, type EmulatedKey, type EmulatedUser, type RecognitionState } from './data.ts';
+import { COUNTRIES, GROUP_NAMES, HASHTAGS, seedRecognition, type EmulatedBonus, type EmulatedKey, type EmulatedUser, type RecognitionState } from './data.ts';
+import { createWebhookDeliverer } from '../kit/webhooks.ts';
 import { presentCatalogueEntry, presentRedemption, presentReward, presentUser } from './presenters.ts';
 
 const API = '/api/v1';
@@ -23,15 +24,47 @@ interface Caller {
 
 export interface RecognitionEmulatorOptions {
   clock?: EmulatorClock;
+  /** Wait before retrying a failed webhook delivery, doubled each time. @default 500 */
+  deliveryRetryMs?: number;
 }
 
 export interface RecognitionEmulator extends EmulatorDefinition {
   state(): RecognitionState;
 }
 
-export function createRecognitionEmulator({ clock = createClock() }: RecognitionEmulatorOptions = {}): RecognitionEmulator {
+export function createRecognitionEmulator({ clock = createClock(), deliveryRetryMs = 500 }: RecognitionEmulatorOptions = {}): RecognitionEmulator {
   let state = seedRecognition(clock.now());
   let ids = seededRandom(7);
+  let eventNumber = 0;
+  const deliverer = createWebhookDeliverer({ retryMs: deliveryRetryMs });
+
+  /** Webhook deliveries carry users as a viewer outside the company would see them: no balances. */
+  const OUTSIDER = { id: '', admin: false } as EmulatedUser;
+
+  function publish(type: string, data: Record<string, unknown>): string {
+    eventNumber += 1;
+    const id = `evt_${String(eventNumber).padStart(6, '0')}`;
+    const body = { id, type, created_at: new Date(clock.now()).toISOString(), data };
+    for (const webhook of state.webhooks) {
+      if (webhook.event_types.includes(type)) deliverer.deliver({ webhookId: webhook.id, url: webhook.url }, { id, type, body });
+    }
+    return id;
+  }
+
+  function presentBonus(bonus: EmulatedBonus): Record<string, unknown> {
+    const userById = (id: string) => state.users.find((user) => user.id === id)!;
+    return {
+      id: bonus.id,
+      created_at: bonus.created_at,
+      reason: bonus.reason,
+      amount: bonus.amount,
+      amount_with_currency: `${bonus.amount} points`,
+      value: bonus.hashtag,
+      hashtag: bonus.hashtag,
+      giver: presentUser(userById(bonus.giver_id), OUTSIDER),
+      receivers: bonus.receiver_ids.map((id) => presentUser(userById(id), OUTSIDER)),
+    };
+  }
 
   /**
    * Reads accept the token in the query or as a bearer token. Writes must use the bearer header:
@@ -350,7 +383,55 @@ export function createRecognitionEmulator({ clock = createClock() }: Recognition
     },
   ];
 
+  const userExists = (id: unknown) => typeof id === 'string' && state.users.some((user) => user.id === id);
+
   const controls: Route[] = [
+    {
+      method: 'POST',
+      path: '/__emulator/bonuses',
+      handler: (request) => {
+        const body = (jsonBody(request) ?? {}) as { giver_id?: unknown; receiver_ids?: unknown; amount?: unknown; hashtag?: unknown; reason?: unknown };
+        const giverId = body.giver_id ?? 'usr_001';
+        const receiverIds = Array.isArray(body.receiver_ids) ? body.receiver_ids : ['usr_002'];
+        if (!userExists(giverId) || !receiverIds.every(userExists)) return { status: 400, body: { message: 'giver_id and receiver_ids must name users of the company' } };
+        const hashtag = typeof body.hashtag === 'string' ? (body.hashtag.startsWith('#') ? body.hashtag : `#${body.hashtag}`) : HASHTAGS[0]!;
+        const amount = typeof body.amount === 'number' ? body.amount : 10;
+        const bonus: EmulatedBonus = {
+          id: `bon_${String(state.bonuses.length + 1).padStart(4, '0')}`,
+          created_at: new Date(clock.now()).toISOString(),
+          giver_id: giverId as string,
+          receiver_ids: receiverIds as string[],
+          amount,
+          hashtag,
+          reason: typeof body.reason === 'string' ? body.reason : `+${amount} for the help ${hashtag}`,
+        };
+        state.bonuses.push(bonus);
+        const presented = presentBonus(bonus);
+        const eventId = publish('bonus.created', presented);
+        return { status: 201, body: { event_id: eventId, bonus: presented } };
+      },
+    },
+    {
+      method: 'POST',
+      path: '/__emulator/achievements',
+      handler: (request) => {
+        const body = (jsonBody(request) ?? {}) as { receiver_id?: unknown; title?: unknown; headline?: unknown; importance?: unknown; bonus_id?: unknown };
+        const receiverId = body.receiver_id ?? 'usr_002';
+        if (!userExists(receiverId)) return { status: 400, body: { message: 'receiver_id must name a user of the company' } };
+        const receiver = state.users.find((user) => user.id === receiverId)!;
+        const achievement = {
+          id: `ach_${uuidFrom(ids).slice(0, 8)}`,
+          headline: typeof body.headline === 'string' ? body.headline : `${receiver.first_name} earned an achievement`,
+          title: typeof body.title === 'string' ? body.title : 'Team player',
+          importance: typeof body.importance === 'number' ? body.importance : 1,
+          bonus_id: typeof body.bonus_id === 'string' ? body.bonus_id : null,
+          receiver: presentUser(receiver, OUTSIDER),
+        };
+        const eventId = publish('achievement_event.created', achievement);
+        return { status: 201, body: { event_id: eventId, achievement } };
+      },
+    },
+    { method: 'GET', path: '/__emulator/deliveries', handler: () => ({ status: 200, body: deliverer.deliveries() }) },
     {
       method: 'POST',
       path: '/__emulator/analytics',
@@ -371,6 +452,11 @@ export function createRecognitionEmulator({ clock = createClock() }: Recognition
     reset: () => {
       state = seedRecognition(clock.now());
       ids = seededRandom(7);
+      eventNumber = 0;
+      deliverer.reset();
+    },
+    dispose: () => {
+      void deliverer.close();
     },
     state: () => state,
   };

@@ -30,6 +30,8 @@ export interface SubgraphDefinition<Context extends BaseContext> {
   routes?: SubgraphRoute[];
   /** Attaches anything else to the HTTP server, such as a WebSocket endpoint. */
   attach?(server: http.Server, schema: GraphQLSchema): void | (() => Promise<void>);
+  /** Runs once the server listens, with its URL (e.g. to register a webhook pointing here). */
+  afterListen?(url: string): Promise<void>;
   /** Releases what the definition owns (pools, event log). */
   dispose?(): Promise<void>;
 }
@@ -86,6 +88,7 @@ export async function startSubgraph<Context extends BaseContext>(definition: Sub
   const detach = definition.attach?.(server, schema);
   const started = await listen(server, port, host);
   logger.info({ url: `${started.url}/graphql` }, `${definition.name} subgraph listening`);
+  await definition.afterListen?.(started.url);
   return {
     url: started.url,
     async close() {

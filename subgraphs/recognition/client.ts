@@ -181,7 +181,7 @@ const int = (value: unknown): number | null => toNumber(value) ?? null;
 const bool = (value: unknown): boolean | null => (typeof value === 'boolean' ? value : value === 'true' ? true : value === 'false' ? false : null);
 const record = (value: unknown): Record<string, unknown> => (value && typeof value === 'object' && !Array.isArray(value) ? (value as Record<string, unknown>) : {});
 
-function toUser(raw: unknown): UserDto {
+export function toUser(raw: unknown): UserDto {
   const user = record(raw);
   const custom_properties = Object.entries(user)
     .filter(([name, value]) => !KNOWN_USER_KEYS.has(name) && (typeof value === 'string' || typeof value === 'number'))
@@ -294,6 +294,8 @@ export interface RecognitionClient {
   updateWebhook(id: string, params: { url?: string; eventTypes?: readonly WebhookEventTypeDto[] }): Promise<{ id: string }>;
   deleteWebhook(id: string): Promise<{ id: string }>;
   teapot(): Promise<void>;
+  /** Proves the credential is valid (subscriptions check before streaming anything). */
+  verifyCredential(): Promise<void>;
 }
 
 const segment = encodeURIComponent;
@@ -445,6 +447,11 @@ export function createRecognitionClient({ transport, token }: { transport: RestT
 
     async teapot() {
       await transport.request(read({ operation: 'teapot', path: '/teapot' }));
+    },
+
+    async verifyCredential() {
+      // The cheapest read every valid token may make.
+      await transport.request(read({ operation: 'verifyCredential', path: '/api_keys' }));
     },
   };
 }

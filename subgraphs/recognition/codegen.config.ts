@@ -17,6 +17,10 @@ export const recognitionCodegen = {
     Redemption: '../client.ts#RedemptionDto',
     RewardDetails: '../client.ts#RewardDetailsDto',
     Webhook: '../resolvers/webhooks.ts#WebhookParent',
+    BonusEvent: '../../kit/events/eventLog.ts#LoggedEvent',
+    AchievementEvent: '../../kit/events/eventLog.ts#LoggedEvent',
+    Bonus: '../events.ts#BonusDto',
+    Achievement: '../events.ts#AchievementDto',
   },
   enumValues: {
     WebhookEventType: '../enums.ts#WebhookEventType',

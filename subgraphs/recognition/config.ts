@@ -1,4 +1,5 @@
-import { readInt, readPort, readUrl, type Env } from '../../lib/config.ts';
+import { randomBytes } from 'node:crypto';
+import { ConfigError, readInt, readPort, readUrl, type Env } from '../../lib/config.ts';
 
 export interface RecognitionConfig {
   port: number;
@@ -6,17 +7,36 @@ export interface RecognitionConfig {
   /** The spec's `{base_url}`; the client adds `/api/v1`. */
   apiUrl: string;
   timeoutMs: number;
+  /** Shared event log and dedupe across replicas; in memory when absent. */
+  redisUrl?: string;
+  /** Events the in-memory log holds for replay (or the Redis stream's approximate length). */
+  eventLogSize: number;
+  /** Where the service can reach this subgraph's webhook receiver; `self` means the listening URL. */
+  publicUrl?: string;
+  /** A token allowed to manage webhooks: with `publicUrl`, the subgraph registers its webhook at start. */
+  serviceToken?: string;
+  /** The secret in the registered webhook URL. Replicas behind one address must share it. */
+  webhookSecret: string;
+  webhookMaxBytes: number;
 }
 
-export const RECOGNITION_SUBGRAPH_PORT = 4001;
-export const RECOGNITION_EMULATOR_PORT = 4101;
-
 export function readRecognitionConfig(env: Env, overrides: Partial<RecognitionConfig> = {}): RecognitionConfig {
-  const apiUrl = overrides.apiUrl ?? readUrl(env, 'RECOGNITION_API_URL') ?? `http://127.0.0.1:${readPort(env, 'RECOGNITION_EMULATOR_PORT', RECOGNITION_EMULATOR_PORT)}`;
+  const apiUrl = overrides.apiUrl ?? readUrl(env, 'RECOGNITION_API_URL') ?? `http://127.0.0.1:${readPort(env, 'RECOGNITION_EMULATOR_PORT', 4101)}`;
+  const secret = env.RECOGNITION_WEBHOOK_SECRET;
+  if (secret !== undefined && secret !== '' && !/^[A-Za-z0-9_-]{16,}$/.test(secret)) {
+    throw new ConfigError('RECOGNITION_WEBHOOK_SECRET must be at least 16 characters of A-Z, a-z, 0-9, _ or -; unset it to draw a random one at start.');
+  }
+  const publicUrl = env.RECOGNITION_PUBLIC_URL === 'self' ? 'self' : readUrl(env, 'RECOGNITION_PUBLIC_URL');
   return {
-    port: readPort(env, 'RECOGNITION_SUBGRAPH_PORT', RECOGNITION_SUBGRAPH_PORT),
+    port: readPort(env, 'RECOGNITION_SUBGRAPH_PORT', 4001),
     host: env.HOST ?? '127.0.0.1',
     timeoutMs: readInt(env, 'RECOGNITION_TIMEOUT_MS', 10_000, { min: 100, max: 120_000 }),
+    ...(readUrl(env, 'REDIS_URL', ['redis:', 'rediss:']) ? { redisUrl: env.REDIS_URL } : {}),
+    eventLogSize: readInt(env, 'RECOGNITION_EVENT_LOG_SIZE', 10_000, { min: 10, max: 10_000_000 }),
+    ...(publicUrl ? { publicUrl } : {}),
+    ...(env.RECOGNITION_SERVICE_TOKEN ? { serviceToken: env.RECOGNITION_SERVICE_TOKEN } : {}),
+    webhookSecret: secret || randomBytes(24).toString('base64url'),
+    webhookMaxBytes: readInt(env, 'RECOGNITION_WEBHOOK_MAX_BYTES', 64 * 1024, { min: 1024, max: 10 * 1024 * 1024 }),
     ...overrides,
     apiUrl,
   };

@@ -1,17 +1,34 @@
 import type { IncomingMessage } from 'node:http';
 import type { RestTransport } from '../kit/transport.ts';
+import type { EventLog } from '../kit/events/eventLog.ts';
 import { CREDENTIAL_HEADER, createRecognitionClient, type RecognitionClient } from './client.ts';
 import { createLoaders, type RecognitionLoaders } from './loaders.ts';
+import { WEBHOOK_PATH } from './events.ts';
 
 export interface RecognitionContext {
   client: RecognitionClient;
   loaders: RecognitionLoaders;
+  events: EventLog;
+}
+
+/** What every request's context is built from: shared by the process, holding no caller's data. */
+export interface RecognitionDependencies {
+  transport: RestTransport;
+  events: EventLog;
 }
 
 /** One request's context: the caller's credential bound into a client, and fresh loaders over it. */
-export function makeContext(transport: RestTransport, headers: IncomingMessage['headers']): RecognitionContext {
+export function makeContext({ transport, events }: RecognitionDependencies, headers: IncomingMessage['headers'] | Record<string, unknown>): RecognitionContext {
   const raw = headers[CREDENTIAL_HEADER];
-  const token = (Array.isArray(raw) ? raw[0] : raw)?.trim() || undefined;
+  const value = Array.isArray(raw) ? raw[0] : raw;
+  const token = typeof value === 'string' && value.trim() ? value.trim() : undefined;
   const client = createRecognitionClient({ transport, token });
-  return { client, loaders: createLoaders(client) };
+  return { client, loaders: createLoaders(client), events };
+}
+
+const OUR_WEBHOOK = new RegExp(`(${WEBHOOK_PATH.replace(/\//g, '\\/')}\\/)[^/?#]+`);
+
+/** Our own ingestion URL carries the secret that authenticates deliveries: never show it. */
+export function maskWebhookSecret(url: string): string {
+  return url.replace(OUR_WEBHOOK, '$1[REDACTED]');
 }

@@ -5,6 +5,8 @@ import type { UserStatus } from '../enums.ts';
 import type { GraphQLResolveInfo, GraphQLScalarType, GraphQLScalarTypeConfig } from 'graphql';
 import type { ApiKeyDto, CreatedApiKeyDto, TrendDto, LeaderboardEntryDto, UserDto, RewardGroupDto, CatalogRewardDto, DenominationDto, RewardDto, RichTextDto, RedemptionDto, RewardDetailsDto } from '../client.ts';
 import type { WebhookParent } from '../resolvers/webhooks.ts';
+import type { LoggedEvent } from '../../kit/events/eventLog.ts';
+import type { BonusDto, AchievementDto } from '../events.ts';
 import type { RecognitionContext } from '../context.ts';
 export type Maybe<T> = T | null;
 export type InputMaybe<T> = T | null | undefined;
@@ -24,12 +26,68 @@ export type Scalars = {
   _FieldSet: { input: unknown; output: unknown; }
 };
 
+export type Achievement = {
+  __typename?: 'Achievement';
+  /** The bonus that earned it, when this subgraph has seen that bonus. */
+  bonus: Maybe<Bonus>;
+  headline: Maybe<Scalars['String']['output']>;
+  id: Scalars['ID']['output'];
+  importance: Maybe<Scalars['Int']['output']>;
+  receiver: Maybe<User>;
+  title: Maybe<Scalars['String']['output']>;
+};
+
+export type AchievementEvent = {
+  __typename?: 'AchievementEvent';
+  achievement: Achievement;
+  cursor: Scalars['String']['output'];
+  id: Scalars['ID']['output'];
+  occurredAt: Scalars['DateTime']['output'];
+};
+
+export type AchievementFilter = {
+  /** Achievements at least this important. */
+  minImportance?: InputMaybe<Scalars['Int']['input']>;
+  receiverId?: InputMaybe<Scalars['ID']['input']>;
+};
+
 export type ApiKey = {
   __typename?: 'ApiKey';
   id: Scalars['ID']['output'];
   label: Scalars['String']['output'];
   /** True when the key can only read, not create, update or destroy. */
   readOnly: Scalars['Boolean']['output'];
+};
+
+/** A bonus given by one user to others. Other subgraphs may extend it by `id`. */
+export type Bonus = {
+  __typename?: 'Bonus';
+  amount: Maybe<Scalars['Int']['output']>;
+  amountWithCurrency: Maybe<Scalars['String']['output']>;
+  createdAt: Maybe<Scalars['DateTime']['output']>;
+  giver: Maybe<User>;
+  hashtag: Maybe<Scalars['String']['output']>;
+  id: Scalars['ID']['output'];
+  reason: Maybe<Scalars['String']['output']>;
+  receivers: Array<User>;
+};
+
+export type BonusEvent = {
+  __typename?: 'BonusEvent';
+  bonus: Bonus;
+  /** Pass as `after` to resume from just after this event. */
+  cursor: Scalars['String']['output'];
+  /** Stable across redeliveries and replicas. */
+  id: Scalars['ID']['output'];
+  occurredAt: Scalars['DateTime']['output'];
+};
+
+/** Every field given must match; hashtags match with or without `#`, in any case. */
+export type BonusFilter = {
+  giverId?: InputMaybe<Scalars['ID']['input']>;
+  hashtag?: InputMaybe<Scalars['String']['input']>;
+  /** Bonuses with this user among the receivers. */
+  receiverId?: InputMaybe<Scalars['ID']['input']>;
 };
 
 export type CatalogReward = {
@@ -276,6 +334,29 @@ export type RichText = {
   text: Maybe<Scalars['String']['output']>;
 };
 
+export type Subscription = {
+  __typename?: 'Subscription';
+  /** Achievements as they are earned. `after` replays as for `bonusCreated`. */
+  achievementEarned: AchievementEvent;
+  /**
+   * Bonuses as they are given, pushed by the service's webhook. With `after` (an event's `cursor`),
+   * first replays what the event log still holds after it, then goes live.
+   */
+  bonusCreated: BonusEvent;
+};
+
+
+export type SubscriptionAchievementEarnedArgs = {
+  after?: InputMaybe<Scalars['String']['input']>;
+  filter?: InputMaybe<AchievementFilter>;
+};
+
+
+export type SubscriptionBonusCreatedArgs = {
+  after?: InputMaybe<Scalars['String']['input']>;
+  filter?: InputMaybe<BonusFilter>;
+};
+
 /** Exactly one of `managerId` and `customProperties`. */
 export type TeamScope = {
   customProperties?: InputMaybe<Array<CustomPropertyInput>>;
@@ -410,12 +491,20 @@ export type DirectiveResolverFn<TResult = Record<PropertyKey, never>, TParent = 
 
 /** Mapping of federation types */
 export type FederationTypes = ResolversObject<{
+  Achievement: Achievement;
+  Bonus: Bonus;
   Redemption: Redemption;
   Reward: Reward;
 }>;
 
 /** Mapping of federation reference types */
 export type FederationReferenceTypes = ResolversObject<{
+  Achievement:
+    ( { __typename: 'Achievement' }
+    & GraphQLRecursivePick<FederationTypes['Achievement'], {"id":true}> );
+  Bonus:
+    ( { __typename: 'Bonus' }
+    & GraphQLRecursivePick<FederationTypes['Bonus'], {"id":true}> );
   Redemption:
     ( { __typename: 'Redemption' }
     & GraphQLRecursivePick<FederationTypes['Redemption'], {"id":true}> );
@@ -428,10 +517,17 @@ export type FederationReferenceTypes = ResolversObject<{
 
 /** Mapping between all available schema types and the resolvers types */
 export type ResolversTypes = ResolversObject<{
-  ApiKey: ResolverTypeWrapper<ApiKeyDto>;
-  ID: ResolverTypeWrapper<Scalars['ID']['output']>;
+  Achievement: ResolverTypeWrapper<AchievementDto>;
   String: ResolverTypeWrapper<Scalars['String']['output']>;
+  ID: ResolverTypeWrapper<Scalars['ID']['output']>;
+  Int: ResolverTypeWrapper<Scalars['Int']['output']>;
+  AchievementEvent: ResolverTypeWrapper<LoggedEvent>;
+  AchievementFilter: AchievementFilter;
+  ApiKey: ResolverTypeWrapper<ApiKeyDto>;
   Boolean: ResolverTypeWrapper<Scalars['Boolean']['output']>;
+  Bonus: ResolverTypeWrapper<BonusDto>;
+  BonusEvent: ResolverTypeWrapper<LoggedEvent>;
+  BonusFilter: BonusFilter;
   CatalogReward: ResolverTypeWrapper<CatalogRewardDto>;
   CreateApiKeyInput: CreateApiKeyInput;
   CreateApiKeyPayload: ResolverTypeWrapper<CreatedApiKeyDto>;
@@ -443,7 +539,6 @@ export type ResolversTypes = ResolversObject<{
   DeleteApiKeyPayload: ResolverTypeWrapper<DeleteApiKeyPayload>;
   DeleteWebhookPayload: ResolverTypeWrapper<DeleteWebhookPayload>;
   HashtagTrend: ResolverTypeWrapper<TrendDto>;
-  Int: ResolverTypeWrapper<Scalars['Int']['output']>;
   LeaderboardDirection: LeaderboardDirection;
   LeaderboardEntry: ResolverTypeWrapper<LeaderboardEntryDto>;
   Mutation: ResolverTypeWrapper<Record<PropertyKey, never>>;
@@ -455,6 +550,7 @@ export type ResolversTypes = ResolversObject<{
   RewardDetails: ResolverTypeWrapper<RewardDetailsDto>;
   RewardGroup: ResolverTypeWrapper<RewardGroupDto>;
   RichText: ResolverTypeWrapper<RichTextDto>;
+  Subscription: ResolverTypeWrapper<Record<PropertyKey, never>>;
   TeamScope: TeamScope;
   UpdateWebhookInput: UpdateWebhookInput;
   User: ResolverTypeWrapper<UserDto>;
@@ -465,10 +561,17 @@ export type ResolversTypes = ResolversObject<{
 
 /** Mapping between all available schema types and the resolvers parents */
 export type ResolversParentTypes = ResolversObject<{
-  ApiKey: ApiKeyDto;
-  ID: Scalars['ID']['output'];
+  Achievement: AchievementDto;
   String: Scalars['String']['output'];
+  ID: Scalars['ID']['output'];
+  Int: Scalars['Int']['output'];
+  AchievementEvent: LoggedEvent;
+  AchievementFilter: AchievementFilter;
+  ApiKey: ApiKeyDto;
   Boolean: Scalars['Boolean']['output'];
+  Bonus: BonusDto;
+  BonusEvent: LoggedEvent;
+  BonusFilter: BonusFilter;
   CatalogReward: CatalogRewardDto;
   CreateApiKeyInput: CreateApiKeyInput;
   CreateApiKeyPayload: CreatedApiKeyDto;
@@ -480,7 +583,6 @@ export type ResolversParentTypes = ResolversObject<{
   DeleteApiKeyPayload: DeleteApiKeyPayload;
   DeleteWebhookPayload: DeleteWebhookPayload;
   HashtagTrend: TrendDto;
-  Int: Scalars['Int']['output'];
   LeaderboardEntry: LeaderboardEntryDto;
   Mutation: Record<PropertyKey, never>;
   Query: Record<PropertyKey, never>;
@@ -491,16 +593,53 @@ export type ResolversParentTypes = ResolversObject<{
   RewardDetails: RewardDetailsDto;
   RewardGroup: RewardGroupDto;
   RichText: RichTextDto;
+  Subscription: Record<PropertyKey, never>;
   TeamScope: TeamScope;
   UpdateWebhookInput: UpdateWebhookInput;
   User: UserDto;
   Webhook: WebhookParent;
 }>;
 
+export type AchievementResolvers<ContextType = RecognitionContext, ParentType extends ResolversParentTypes['Achievement'] = ResolversParentTypes['Achievement'], FederationReferenceType extends FederationReferenceTypes['Achievement'] = FederationReferenceTypes['Achievement']> = ResolversObject<{
+  __resolveReference?: ReferenceResolver<Maybe<ResolversTypes['Achievement']> | FederationReferenceType, FederationReferenceType, ContextType>;
+  bonus?: Resolver<Maybe<ResolversTypes['Bonus']>, ParentType, ContextType>;
+  headline?: Resolver<Maybe<ResolversTypes['String']>, ParentType, ContextType>;
+  id?: Resolver<ResolversTypes['ID'], ParentType, ContextType>;
+  importance?: Resolver<Maybe<ResolversTypes['Int']>, ParentType, ContextType>;
+  receiver?: Resolver<Maybe<ResolversTypes['User']>, ParentType, ContextType>;
+  title?: Resolver<Maybe<ResolversTypes['String']>, ParentType, ContextType>;
+}>;
+
+export type AchievementEventResolvers<ContextType = RecognitionContext, ParentType extends ResolversParentTypes['AchievementEvent'] = ResolversParentTypes['AchievementEvent']> = ResolversObject<{
+  achievement?: Resolver<ResolversTypes['Achievement'], ParentType, ContextType>;
+  cursor?: Resolver<ResolversTypes['String'], ParentType, ContextType>;
+  id?: Resolver<ResolversTypes['ID'], ParentType, ContextType>;
+  occurredAt?: Resolver<ResolversTypes['DateTime'], ParentType, ContextType>;
+}>;
+
 export type ApiKeyResolvers<ContextType = RecognitionContext, ParentType extends ResolversParentTypes['ApiKey'] = ResolversParentTypes['ApiKey']> = ResolversObject<{
   id?: Resolver<ResolversTypes['ID'], ParentType, ContextType>;
   label?: Resolver<ResolversTypes['String'], ParentType, ContextType>;
   readOnly?: Resolver<ResolversTypes['Boolean'], ParentType, ContextType>;
+}>;
+
+export type BonusResolvers<ContextType = RecognitionContext, ParentType extends ResolversParentTypes['Bonus'] = ResolversParentTypes['Bonus'], FederationReferenceType extends FederationReferenceTypes['Bonus'] = FederationReferenceTypes['Bonus']> = ResolversObject<{
+  __resolveReference?: ReferenceResolver<Maybe<ResolversTypes['Bonus']> | FederationReferenceType, FederationReferenceType, ContextType>;
+  amount?: Resolver<Maybe<ResolversTypes['Int']>, ParentType, ContextType>;
+  amountWithCurrency?: Resolver<Maybe<ResolversTypes['String']>, ParentType, ContextType>;
+  createdAt?: Resolver<Maybe<ResolversTypes['DateTime']>, ParentType, ContextType>;
+  giver?: Resolver<Maybe<ResolversTypes['User']>, ParentType, ContextType>;
+  hashtag?: Resolver<Maybe<ResolversTypes['String']>, ParentType, ContextType>;
+  id?: Resolver<ResolversTypes['ID'], ParentType, ContextType>;
+  reason?: Resolver<Maybe<ResolversTypes['String']>, ParentType, ContextType>;
+  receivers?: Resolver<Array<ResolversTypes['User']>, ParentType, ContextType>;
+}>;
+
+export type BonusEventResolvers<ContextType = RecognitionContext, ParentType extends ResolversParentTypes['BonusEvent'] = ResolversParentTypes['BonusEvent']> = ResolversObject<{
+  bonus?: Resolver<ResolversTypes['Bonus'], ParentType, ContextType>;
+  cursor?: Resolver<ResolversTypes['String'], ParentType, ContextType>;
+  id?: Resolver<ResolversTypes['ID'], ParentType, ContextType>;
+  occurredAt?: Resolver<ResolversTypes['DateTime'], ParentType, ContextType>;
 }>;
 
 export type CatalogRewardResolvers<ContextType = RecognitionContext, ParentType extends ResolversParentTypes['CatalogReward'] = ResolversParentTypes['CatalogReward']> = ResolversObject<{
@@ -631,6 +770,11 @@ export type RichTextResolvers<ContextType = RecognitionContext, ParentType exten
   text?: Resolver<Maybe<ResolversTypes['String']>, ParentType, ContextType>;
 }>;
 
+export type SubscriptionResolvers<ContextType = RecognitionContext, ParentType extends ResolversParentTypes['Subscription'] = ResolversParentTypes['Subscription']> = ResolversObject<{
+  achievementEarned?: SubscriptionResolver<ResolversTypes['AchievementEvent'], "achievementEarned", ParentType, ContextType, Partial<SubscriptionAchievementEarnedArgs>>;
+  bonusCreated?: SubscriptionResolver<ResolversTypes['BonusEvent'], "bonusCreated", ParentType, ContextType, Partial<SubscriptionBonusCreatedArgs>>;
+}>;
+
 export type UserResolvers<ContextType = RecognitionContext, ParentType extends ResolversParentTypes['User'] = ResolversParentTypes['User']> = ResolversObject<{
   budgetBoost?: Resolver<Maybe<ResolversTypes['Int']>, ParentType, ContextType>;
   canGive?: Resolver<Maybe<ResolversTypes['Boolean']>, ParentType, ContextType>;
@@ -671,7 +815,11 @@ export type WebhookResolvers<ContextType = RecognitionContext, ParentType extend
 export type WebhookEventTypeResolvers = EnumResolverSignature<{ ACHIEVEMENT_EVENT_CREATED?: any, BONUS_CREATED?: any }, ResolversTypes['WebhookEventType']>;
 
 export type Resolvers<ContextType = RecognitionContext> = ResolversObject<{
+  Achievement?: AchievementResolvers<ContextType>;
+  AchievementEvent?: AchievementEventResolvers<ContextType>;
   ApiKey?: ApiKeyResolvers<ContextType>;
+  Bonus?: BonusResolvers<ContextType>;
+  BonusEvent?: BonusEventResolvers<ContextType>;
   CatalogReward?: CatalogRewardResolvers<ContextType>;
   CreateApiKeyPayload?: CreateApiKeyPayloadResolvers<ContextType>;
   CustomProperty?: CustomPropertyResolvers<ContextType>;
@@ -690,6 +838,7 @@ export type Resolvers<ContextType = RecognitionContext> = ResolversObject<{
   RewardDetails?: RewardDetailsResolvers<ContextType>;
   RewardGroup?: RewardGroupResolvers<ContextType>;
   RichText?: RichTextResolvers<ContextType>;
+  Subscription?: SubscriptionResolvers<ContextType>;
   User?: UserResolvers<ContextType>;
   UserStatus?: UserStatusResolvers;
   Webhook?: WebhookResolvers<ContextType>;

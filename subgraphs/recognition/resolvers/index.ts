@@ -4,6 +4,7 @@ import { analyticsResolvers } from './analytics.ts';
 import { apiKeyResolvers } from './apiKeys.ts';
 import { rewardResolvers } from './rewards.ts';
 import { webhookResolvers } from './webhooks.ts';
+import { eventResolvers } from './events.ts';
 import { mergeResolvers } from '../../kit/mergeResolvers.ts';
 import { LeaderboardDirection, UserStatus, WebhookEventType } from '../enums.ts';
 
@@ -13,6 +14,7 @@ export const resolvers: Resolvers = mergeResolvers<Resolvers>([
   apiKeyResolvers,
   rewardResolvers,
   webhookResolvers,
+  eventResolvers,
   {
     Query: {
       teapot: async (_parent, _args, { client }) => {

@@ -1,7 +1,7 @@
 import { graphError, ErrorCode } from '../../kit/errors.ts';
 import { httpUrl } from '../../kit/validate.ts';
 import type { WebhookDto, WebhookEventTypeDto } from '../client.ts';
-import type { RecognitionContext } from '../context.ts';
+import { maskWebhookSecret, type RecognitionContext } from '../context.ts';
 import type { Resolvers } from '../__generated__/resolvers.ts';
 
 /**
@@ -42,7 +42,7 @@ export const webhookResolvers: Resolvers = {
     deleteWebhook: (_parent, { id }, { client }) => client.deleteWebhook(id),
   },
   Webhook: {
-    url: async (webhook, _args, context) => webhook.url ?? (await listed(webhook, context)).url,
+    url: async (webhook, _args, context) => maskWebhookSecret(webhook.url ?? (await listed(webhook, context)).url),
     eventTypes: async (webhook, _args, context) => webhook.event_types ?? (await listed(webhook, context)).event_types,
   },
 };

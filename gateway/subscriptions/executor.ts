@@ -1,0 +1,204 @@
+import { createHash } from 'node:crypto';
+import { GraphQLError, getOperationAST, getVariableValues, type DocumentNode, type ExecutionResult, type FormattedExecutionResult, type GraphQLFormattedError } from 'graphql';
+import { executeQueryPlan, type GraphQLDataSource } from '@apollo/gateway';
+import type { Logger } from '../../lib/logger.ts';
+import { apolloLogger } from '../../lib/logger.ts';
+import { formatGraphError } from '../../lib/errorFormatting.ts';
+import { ErrorCode, graphError } from '../../subgraphs/kit/errors.ts';
+import { credentialHeadersFor, requiredCredentialHeaders } from '../credentials.ts';
+import { CURSOR_ALIAS, RESUME_VARIABLE, createPlanner, type Planner, type SubscriptionPlan } from './planning.ts';
+import { createPushIterator, type PushIterator } from './pushIterator.ts';
+import { openUpstream, type Upstream } from './upstream.ts';
+
+type RequestContext = Parameters<typeof executeQueryPlan>[2];
+
+export interface SubscriptionRequest {
+  document: DocumentNode;
+  operationName?: string | null;
+  /** The client's variables, as sent. */
+  variables?: Record<string, unknown> | null;
+  /** The caller's headers (lower-case names); each subgraph sees only its own credential. */
+  headers: Record<string, string | string[] | undefined>;
+}
+
+export interface SubscriptionExecutorOptions {
+  supergraphSdl: string;
+  /** A subgraph's GraphQL URL by name. */
+  subgraphUrl(name: string): string;
+  /** The data sources of the gateway, for the entity fetches of each event. */
+  dataSources: ReadonlyMap<string, GraphQLDataSource>;
+  logger: Logger;
+}
+
+export interface SubscriptionStats {
+  /** Distinct (operation, variables, credential) streams open upstream. */
+  upstreams: number;
+  subscribers: number;
+  /** Query plans run for events since start: one per event per upstream stream. */
+  executions: number;
+}
+
+export interface SubscriptionExecutor {
+  planner: Planner;
+  subscribe(request: SubscriptionRequest): Promise<AsyncIterableIterator<FormattedExecutionResult> | FormattedExecutionResult>;
+  stats(): SubscriptionStats;
+  close(): void;
+}
+
+interface Group {
+  subscribers: Set<PushIterator<FormattedExecutionResult>>;
+  upstream: Upstream;
+}
+
+const formattedErrors = (errors: readonly GraphQLError[]) => ({ errors: errors.map((error) => error.toJSON()) });
+
+function stableStringify(value: unknown): string {
+  if (Array.isArray(value)) return `[${value.map(stableStringify).join(',')}]`;
+  if (value && typeof value === 'object') {
+    return `{${Object.keys(value)
+      .sort()
+      .map((key) => `${JSON.stringify(key)}:${stableStringify((value as Record<string, unknown>)[key])}`)
+      .join(',')}}`;
+  }
+  return JSON.stringify(value) ?? 'null';
+}
+
+/**
+ * Federated subscriptions, transport-free: plans the operation, opens the primary on the owning
+ * subgraph, and for each event runs the rest of the plan (entity fetches to other subgraphs).
+ * Identical (operation, variables, credential) subscriptions share one upstream stream and one
+ * execution per event; a dropped stream resumes from its last cursor.
+ */
+export function createSubscriptionExecutor({ supergraphSdl, subgraphUrl, dataSources, logger }: SubscriptionExecutorOptions): SubscriptionExecutor {
+  const planner = createPlanner(supergraphSdl);
+  const groups = new Map<string, Group>();
+  const format = formatGraphError(logger);
+  const formatAll = (errors: readonly GraphQLError[] | readonly GraphQLFormattedError[]): GraphQLFormattedError[] =>
+    errors.map((error) => (error instanceof GraphQLError ? format(error.toJSON(), error) : error));
+  const baseLogger = apolloLogger(logger);
+  let executions = 0;
+
+  function openGroup(key: string, plan: SubscriptionPlan, variables: Record<string, unknown>, headers: SubscriptionRequest['headers']): Group {
+    const subscribers = new Set<PushIterator<FormattedExecutionResult>>();
+    let lastCursor: string | undefined = plan.clientAfter ? (('literal' in plan.clientAfter ? plan.clientAfter.literal : variables[plan.clientAfter.variable]) as string | undefined) : undefined;
+    // Events are executed one after another, so every subscriber sees them in upstream order.
+    let tail = Promise.resolve();
+    const broadcast = (result: FormattedExecutionResult) => {
+      for (const subscriber of subscribers) subscriber.push(result);
+    };
+    const end = (errors?: readonly GraphQLFormattedError[]) => {
+      groups.delete(key);
+      for (const subscriber of subscribers) {
+        if (errors?.length) subscriber.push({ errors });
+        subscriber.end();
+      }
+      subscribers.clear();
+    };
+    const requestContext = {
+      request: { query: plan.text, variables, ...(plan.operationName ? { operationName: plan.operationName } : {}) },
+      context: { headers },
+      logger: baseLogger,
+      metrics: {},
+    } as unknown as RequestContext;
+
+    async function execute(event: ExecutionResult): Promise<void> {
+      if (!event.data) {
+        if (event.errors?.length) broadcast({ errors: formatAll(event.errors) });
+        return;
+      }
+      const root = event.data[plan.rootField] as Record<string, unknown> | null | undefined;
+      if (root && typeof root[CURSOR_ALIAS] === 'string') lastCursor = root[CURSOR_ALIAS];
+      executions += 1;
+      // The primary fetch is answered by the event itself; the rest of the plan runs as for a query.
+      const eventSource: GraphQLDataSource = { process: async () => ({ data: event.data as Record<string, unknown> }) };
+      const serviceMap = Object.fromEntries([...dataSources, [plan.primary.serviceName, eventSource]]);
+      const response = await executeQueryPlan(plan.queryPlan, serviceMap, { ...requestContext, request: { ...requestContext.request, variables: { ...variables, [RESUME_VARIABLE]: lastCursor } } } as RequestContext, plan.operationContext, planner.supergraphSchema, planner.apiSchema);
+      const data = response.data as Record<string, unknown> | null | undefined;
+      const shaped = data?.[plan.rootField] as Record<string, unknown> | null | undefined;
+      if (shaped) delete shaped[CURSOR_ALIAS];
+      const errors = [...(event.errors ?? []), ...(response.errors ?? [])];
+      broadcast({ ...(data !== undefined ? { data } : {}), ...(errors.length ? { errors: formatAll(errors as GraphQLError[]) } : {}) });
+    }
+
+    const upstream = openUpstream({
+      url: subgraphUrl(plan.primary.serviceName),
+      connectionParams: credentialHeadersFor(plan.primary.serviceName, headers),
+      request: () => ({
+        query: plan.primary.operation,
+        ...(plan.primary.operationName ? { operationName: plan.primary.operationName } : {}),
+        variables: Object.fromEntries(
+          (plan.primary.variableUsages ?? []).map((name) => [name, name === RESUME_VARIABLE ? (lastCursor ?? null) : variables[name]]),
+        ),
+      }),
+      onResult: (result) => {
+        tail = tail.then(() => execute(result)).catch((error: unknown) => {
+          logger.error({ err: { message: (error as Error).message } }, 'subscription event execution failed');
+          broadcast({ errors: [{ message: 'Internal server error', extensions: { code: 'INTERNAL_SERVER_ERROR' } }] });
+        });
+      },
+      onEnd: (errors) => {
+        tail = tail.then(() => end(errors ? formatAll(errors) : undefined));
+      },
+      logger,
+    });
+    return { subscribers, upstream };
+  }
+
+  return {
+    planner,
+    async subscribe({ document, operationName, variables: rawVariables, headers }) {
+      const plan = planner.plan(document, operationName ?? undefined);
+      if (Array.isArray(plan)) return { errors: formatAll(plan) };
+      const { primary } = plan as SubscriptionPlan;
+      const variables = { ...(rawVariables ?? {}) };
+      const operation = getOperationAST(document, operationName ?? undefined)!;
+      const coerced = getVariableValues(planner.graphqlApiSchema, operation.variableDefinitions ?? [], variables);
+      if (coerced.errors) return { errors: formatAll(coerced.errors.map((error) => new GraphQLError(error.message, { nodes: error.nodes, source: error.source, positions: error.positions, extensions: { code: ErrorCode.BadUserInput } }))) };
+
+      const needed = requiredCredentialHeaders(primary.serviceName);
+      if (needed.length && !needed.some((name) => headers[name])) {
+        return { errors: formatAll([graphError(`${primary.serviceName} needs a credential to subscribe: send ${needed.join(' or ')}`, { code: ErrorCode.Unauthenticated, service: primary.serviceName })]) };
+      }
+
+      const credentials = [...new Set([...dataSources.keys(), primary.serviceName])].map((name) => stableStringify(credentialHeadersFor(name, headers)));
+      const key = createHash('sha256')
+        .update((plan as SubscriptionPlan).text)
+        .update('\u0000')
+        .update(operationName ?? '')
+        .update('\u0000')
+        .update(stableStringify(variables))
+        .update('\u0000')
+        .update(credentials.join('\u0000'))
+        .digest('hex');
+      let group = groups.get(key);
+      if (!group) {
+        group = openGroup(key, plan as SubscriptionPlan, variables, headers);
+        groups.set(key, group);
+      }
+      const joined = group;
+      const subscriber = createPushIterator<FormattedExecutionResult>({
+        onReturn: () => {
+          joined.subscribers.delete(subscriber);
+          if (joined.subscribers.size === 0 && groups.get(key) === joined) {
+            groups.delete(key);
+            joined.upstream.close();
+          }
+        },
+      });
+      joined.subscribers.add(subscriber);
+      return subscriber;
+    },
+    stats() {
+      let subscribers = 0;
+      for (const group of groups.values()) subscribers += group.subscribers.size;
+      return { upstreams: groups.size, subscribers, executions };
+    },
+    close() {
+      for (const group of groups.values()) {
+        group.upstream.close();
+        for (const subscriber of group.subscribers) subscriber.end();
+      }
+      groups.clear();
+    },
+  };
+}

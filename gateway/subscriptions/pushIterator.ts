@@ -1,0 +1,86 @@
+/**
+ * An async iterator fed by pushes: one per subscriber, so a slow reader queues its own events and
+ * never holds up the others. Bounded: past `capacity` waiting events the subscriber is ended with
+ * an error rather than letting memory grow without limit.
+ */
+export interface PushIterator<T> extends AsyncIterableIterator<T> {
+  push(value: T): void;
+  /** Ends the stream after what is queued (with a final error when given). */
+  end(error?: Error): void;
+}
+
+export function createPushIterator<T>({ capacity = 10_000, onReturn }: { capacity?: number; onReturn?: () => void } = {}): PushIterator<T> {
+  const queue: T[] = [];
+  let waiting: ((result: IteratorResult<T>) => void) | undefined;
+  let failing: ((error: Error) => void) | undefined;
+  let ended = false;
+  let finalError: Error | undefined;
+
+  const finish = () => {
+    if (ended) return;
+    ended = true;
+    onReturn?.();
+  };
+
+  const iterator: PushIterator<T> = {
+    push(value) {
+      if (ended) return;
+      if (waiting) {
+        const resolve = waiting;
+        waiting = failing = undefined;
+        resolve({ value, done: false });
+        return;
+      }
+      if (queue.length >= capacity) {
+        iterator.end(new Error(`subscriber fell ${capacity} events behind and was disconnected`));
+        return;
+      }
+      queue.push(value);
+    },
+    end(error) {
+      if (ended) return;
+      finalError = error;
+      finish();
+      if (waiting && queue.length === 0) {
+        const [resolve, reject] = [waiting, failing!];
+        waiting = failing = undefined;
+        if (error) reject(error);
+        else resolve({ value: undefined, done: true });
+      }
+    },
+    next() {
+      if (queue.length) return Promise.resolve({ value: queue.shift()!, done: false });
+      if (ended) {
+        if (finalError) {
+          const error = finalError;
+          finalError = undefined;
+          return Promise.reject(error);
+        }
+        return Promise.resolve({ value: undefined, done: true });
+      }
+      return new Promise((resolve, reject) => {
+        waiting = resolve;
+        failing = reject;
+      });
+    },
+    return: () => close(),
+    throw(error) {
+      void close();
+      return Promise.reject(error);
+    },
+    [Symbol.asyncIterator]() {
+      return iterator;
+    },
+  };
+  function close(): Promise<IteratorResult<T>> {
+    queue.length = 0;
+    finish();
+    if (waiting) {
+      const resolve = waiting;
+      waiting = failing = undefined;
+      resolve({ value: undefined, done: true });
+    }
+    return Promise.resolve({ value: undefined, done: true });
+  }
+  return iterator;
+}

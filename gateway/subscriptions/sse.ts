@@ -1,0 +1,24 @@
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { GraphQLSchema } from 'graphql';
+import { createHandler } from 'graphql-sse/lib/use/http';
+import type { Headers, OperationRunner } from './operations.ts';
+
+/**
+ * graphql-sse on the gateway's `/graphql` (distinct connections mode: POST with
+ * `Accept: text/event-stream`). Credentials travel in the same headers as for queries.
+ */
+export function createSseTransport({ schema, runner }: { schema: GraphQLSchema; runner: OperationRunner }) {
+  const handler = createHandler<{ headers: Headers }>({
+    schema,
+    context: (req) => ({ headers: (req.raw as IncomingMessage).headers }),
+    subscribe: (args) => runner.subscribe({ ...args, headers: args.contextValue.headers }),
+    execute: (args) => runner.execute({ ...args, headers: args.contextValue.headers }),
+  });
+  return {
+    /** Whether a request on `/graphql` is for this transport rather than plain HTTP. */
+    accepts(req: IncomingMessage): boolean {
+      return String(req.headers.accept ?? '').includes('text/event-stream') || req.headers['x-graphql-event-stream-token'] !== undefined;
+    },
+    handle: (req: IncomingMessage, res: ServerResponse) => handler(req, res),
+  };
+}

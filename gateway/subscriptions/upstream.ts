@@ -1,0 +1,114 @@
+import { createClient, type Client } from 'graphql-ws';
+import WebSocket from 'ws';
+import type { ExecutionResult, GraphQLFormattedError } from 'graphql';
+import type { Logger } from '../../lib/logger.ts';
+
+export interface UpstreamRequest {
+  query: string;
+  operationName?: string;
+  variables: Record<string, unknown>;
+}
+
+export interface UpstreamOptions {
+  /** The subgraph's GraphQL URL; http(s) becomes ws(s). */
+  url: string;
+  connectionParams: Record<string, string>;
+  /** The subscribe payload for a (re)connection; called each time, so it can carry the last cursor. */
+  request(): UpstreamRequest;
+  onResult(result: ExecutionResult): void;
+  /** The upstream ended the stream for good (completed, or refused it): `errors` says why. */
+  onEnd(errors?: readonly GraphQLFormattedError[]): void;
+  logger: Logger;
+  /** @default 100 */
+  initialBackoffMs?: number;
+  /** @default 5000 */
+  maxBackoffMs?: number;
+}
+
+export interface Upstream {
+  close(): void;
+}
+
+/** Failures of the subgraph's upstream that a later attempt may not meet. */
+const TRANSIENT = new Set(['UPSTREAM_UNAVAILABLE', 'UPSTREAM_ERROR', 'RATE_LIMITED']);
+
+/**
+ * One subscription to a subgraph over graphql-ws that survives the connection: when the socket
+ * drops it reconnects with backoff and subscribes again with `request()` (which resumes from the
+ * last cursor). A stream the subgraph completes or refuses ends for good.
+ */
+export function openUpstream({ url, connectionParams, request, onResult, onEnd, logger, initialBackoffMs = 100, maxBackoffMs = 5000 }: UpstreamOptions): Upstream {
+  const wsUrl = url.replace(/^http/, 'ws');
+  let closed = false;
+  let client: Client | undefined;
+  let unsubscribe: (() => void) | undefined;
+  let failures = 0;
+  let streamed = false;
+  let timer: NodeJS.Timeout | undefined;
+
+  function retry(reason: string) {
+    client?.dispose();
+    client = undefined;
+    if (closed) return;
+    const wait = Math.min(maxBackoffMs, initialBackoffMs * 2 ** failures) * (0.75 + Math.random() * 0.5);
+    failures += 1;
+    logger.warn({ reason, retryInMs: Math.round(wait) }, 'subgraph subscription interrupted; resuming');
+    timer = setTimeout(connect, wait);
+  }
+
+  function connect() {
+    if (closed) return;
+    const current = createClient({
+      url: wsUrl,
+      connectionParams,
+      webSocketImpl: WebSocket,
+      lazy: true,
+      // Reconnection is ours: graphql-ws would resubscribe with the original payload, replaying from the start.
+      retryAttempts: 0,
+      keepAlive: 10_000,
+    });
+    client = current;
+    unsubscribe = current.subscribe<Record<string, unknown>>(request(), {
+      next(result) {
+        const errorsOnly = !result.data && (result.errors?.length ?? 0) > 0;
+        if (errorsOnly && streamed && result.errors!.every((error) => TRANSIENT.has(String(error.extensions?.code)))) {
+          // Resuming met a passing failure upstream: try again rather than end everyone's stream.
+          unsubscribe?.();
+          retry(String(result.errors![0]!.extensions?.code));
+          return;
+        }
+        if (!errorsOnly) {
+          streamed = true;
+          failures = 0;
+        }
+        onResult(result as ExecutionResult);
+      },
+      error(error) {
+        if (closed || client !== current) return;
+        if (Array.isArray(error)) {
+          current.dispose();
+          onEnd(error as GraphQLFormattedError[]);
+          return;
+        }
+        // A socket that closed or never opened: nothing the subgraph decided.
+        streamed = streamed || failures === 0;
+        retry((error as { code?: number }).code ? `socket closed (${(error as { code: number }).code})` : (error as Error).message ?? 'socket error');
+      },
+      complete() {
+        if (closed || client !== current) return;
+        current.dispose();
+        onEnd();
+      },
+    });
+  }
+
+  connect();
+  return {
+    close() {
+      closed = true;
+      if (timer) clearTimeout(timer);
+      unsubscribe?.();
+      void client?.dispose();
+    },
+  };
+}

@@ -1,0 +1,38 @@
+import type http from 'node:http';
+import { GraphQLError, type FormattedExecutionResult, type GraphQLSchema } from 'graphql';
+import { WebSocketServer } from 'ws';
+import { useServer } from 'graphql-ws/use/ws';
+import type { Logger } from '../../lib/logger.ts';
+import { formatGraphError } from '../../lib/errorFormatting.ts';
+import { lowerCaseKeys, type Headers, type OperationRunner } from './operations.ts';
+
+/**
+ * graphql-ws (the graphql-transport-ws protocol) on the gateway's `/graphql`, by WebSocket upgrade.
+ * Credentials travel in `connectionParams` under the same names as the HTTP headers.
+ */
+export function attachWebSocketTransport({ server, schema, runner, logger, path = '/graphql' }: { server: http.Server; schema: GraphQLSchema; runner: OperationRunner; logger: Logger; path?: string }): () => Promise<void> {
+  const wss = new WebSocketServer({ server, path });
+  const format = formatGraphError(logger);
+  const disposable = useServer<Record<string, unknown> | undefined, Record<string, unknown>>(
+    {
+      schema,
+      context: (ctx) => ({ headers: lowerCaseKeys(ctx.connectionParams) }),
+      subscribe: (args) => runner.subscribe({ ...args, headers: (args.contextValue as { headers: Headers }).headers }),
+      execute: (args) => runner.execute({ ...args, headers: (args.contextValue as { headers: Headers }).headers }),
+      // Every result of the runner is already formatted: send it as it is.
+      onNext: (_ctx, _id, _payload, _args, result) => result as FormattedExecutionResult,
+      // Validation errors come without a code; give them the one HTTP clients see.
+      onError: (_ctx, _id, _payload, errors) =>
+        errors.map((error) => {
+          const coded = error.extensions?.code ? error : new GraphQLError(error.message, { nodes: error.nodes, source: error.source, positions: error.positions, extensions: { ...error.extensions, code: 'GRAPHQL_VALIDATION_FAILED' } });
+          return format(coded.toJSON(), coded);
+        }),
+    },
+    wss,
+  );
+  return async () => {
+    for (const client of wss.clients) client.close(1001, 'Going away');
+    await disposable.dispose();
+    await new Promise<void>((resolve) => wss.close(() => resolve()));
+  };
+}

@@ -1,0 +1,119 @@
+import { Redis } from 'ioredis';
+import type { Logger } from '../../../lib/logger.ts';
+import type { AppendResult, EventLog, LoggedEvent, NewEvent } from './eventLog.ts';
+
+export interface RedisLogOptions {
+  url: string;
+  /** Prefix of every key, so several graphs can share one Redis. */
+  prefix: string;
+  /** Stream entries kept (approximately). @default 100000 */
+  maxLength?: number;
+  /** How long dedupe keys and remembered entities live. @default 7 days */
+  retentionSeconds?: number;
+  logger?: Logger;
+}
+
+/**
+ * Dedupe and append in one step: a crash between the two would either lose the event (key set,
+ * nothing appended) or let a redelivery append it twice.
+ */
+const APPEND = `
+if redis.call('SET', KEYS[1], '1', 'NX', 'EX', ARGV[1]) then
+  local id = redis.call('XADD', KEYS[2], 'MAXLEN', '~', ARGV[2], '*', 'e', ARGV[3])
+  for i = 3, #KEYS do
+    redis.call('SET', KEYS[i], ARGV[i + 1], 'EX', ARGV[1])
+  end
+  return id
+end
+return false`;
+
+function parseId(id: string): [bigint, bigint] | undefined {
+  const match = /^(\d+)-(\d+)$/.exec(id);
+  return match ? [BigInt(match[1]!), BigInt(match[2]!)] : undefined;
+}
+
+/**
+ * The log on Redis Streams, shared by every replica: one stream of events, dedupe keys with a
+ * retention, and one blocking reader per process that feeds local subscribers.
+ */
+export async function createRedisLog({ url, prefix, maxLength = 100_000, retentionSeconds = 7 * 24 * 3600, logger }: RedisLogOptions): Promise<EventLog> {
+  const redis = new Redis(url, { lazyConnect: true, maxRetriesPerRequest: 3 });
+  const reader = new Redis(url, { lazyConnect: true, maxRetriesPerRequest: null });
+  await Promise.all([redis.connect(), reader.connect()]);
+  const stream = `${prefix}:events`;
+  const listeners = new Set<(event: LoggedEvent) => void>();
+  let closed = false;
+
+  const decode = ([id, fields]: [string, string[]]): LoggedEvent | undefined => {
+    const raw = fields[fields.indexOf('e') + 1];
+    if (raw === undefined) return undefined;
+    const event = JSON.parse(raw) as Omit<LoggedEvent, 'position'>;
+    return { ...event, position: id };
+  };
+
+  async function head(): Promise<string | undefined> {
+    const [last] = await redis.xrevrange(stream, '+', '-', 'COUNT', 1);
+    return last?.[0];
+  }
+
+  // The reader starts at the head now, so a subscriber attached from here on misses nothing.
+  let lastRead = (await head()) ?? '0-0';
+  const loop = (async () => {
+    while (!closed) {
+      try {
+        const batches = (await reader.xread('COUNT', 1000, 'BLOCK', 5000, 'STREAMS', stream, lastRead)) as [string, [string, string[]][]][] | null;
+        for (const [, entries] of batches ?? []) {
+          for (const entry of entries) {
+            lastRead = entry[0];
+            const event = decode(entry);
+            if (event) for (const listener of listeners) listener(event);
+          }
+        }
+      } catch (error) {
+        if (closed) break;
+        logger?.warn({ error: (error as Error).message }, 'event log reader failed; retrying');
+        await new Promise((resolve) => setTimeout(resolve, 500));
+      }
+    }
+  })();
+
+  return {
+    async append(event: NewEvent): Promise<AppendResult> {
+      const entities = event.entities ?? [];
+      const keys = [`${prefix}:dedupe:${event.dedupeKey}`, stream, ...entities.map((entity) => `${prefix}:entity:${entity.kind}:${entity.id}`)];
+      const body = JSON.stringify({ dedupeKey: event.dedupeKey, type: event.type, occurredAt: event.occurredAt, payload: event.payload });
+      const args = [String(retentionSeconds), String(maxLength), body, ...entities.map((entity) => JSON.stringify(entity.value))];
+      const id = (await redis.eval(APPEND, keys.length, ...keys, ...args)) as string | null;
+      return id ? { appended: true, position: id } : { appended: false };
+    },
+    async readAfter(position, limit) {
+      const start = position !== undefined && parseId(position) ? `(${position}` : '-';
+      const entries = (await redis.xrange(stream, start, '+', 'COUNT', limit)) as [string, string[]][];
+      return entries.map(decode).filter((event): event is LoggedEvent => event !== undefined);
+    },
+    head,
+    onAppend(listener) {
+      listeners.add(listener);
+      return () => listeners.delete(listener);
+    },
+    listeners: () => listeners.size,
+    isAfter(a, b) {
+      const left = parseId(a);
+      const right = parseId(b);
+      if (!left) return false;
+      if (!right) return true;
+      return left[0] > right[0] || (left[0] === right[0] && left[1] > right[1]);
+    },
+    async findEntity(kind, id) {
+      const raw = await redis.get(`${prefix}:entity:${kind}:${id}`);
+      return raw === null ? undefined : (JSON.parse(raw) as unknown);
+    },
+    async close() {
+      closed = true;
+      listeners.clear();
+      reader.disconnect();
+      await loop;
+      await redis.quit().catch(() => undefined);
+    },
+  };
+}

@@ -1,0 +1,102 @@
+import { createHash, timingSafeEqual } from 'node:crypto';
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import { readBody, sendJson, PayloadTooLargeError } from '../../../lib/http.ts';
+import type { Logger } from '../../../lib/logger.ts';
+import type { SubgraphRoute } from '../server.ts';
+import type { EventLog, NewEvent } from './eventLog.ts';
+
+/** What a service's parser makes of one delivery; null when the event type is not one we know. */
+export type ParsedDelivery = Omit<NewEvent, 'dedupeKey'> & { dedupeKey?: string };
+
+export interface WebhookReceiverOptions {
+  /** Path prefix; the secret is the last segment: `<path>/<secret>`. */
+  path: string;
+  /** The shared secret in the registered URL: upstreams here sign nothing. */
+  secret: string;
+  log: EventLog;
+  /** @default 64 KiB */
+  maxBytes?: number;
+  /** Turns a delivery's JSON into an event, or throws a `DeliveryRejected`. */
+  parse(body: unknown): ParsedDelivery;
+  logger?: Logger;
+}
+
+/** A delivery we refuse, with the status to answer. */
+export class DeliveryRejected extends Error {
+  constructor(
+    readonly status: number,
+    message: string,
+  ) {
+    super(message);
+  }
+}
+
+const digest = (value: string) => createHash('sha256').update(value).digest();
+
+/** Compared as digests: constant time, and the secret's length does not leak either. */
+function secretMatches(given: string, expected: string): boolean {
+  return timingSafeEqual(digest(given), digest(expected));
+}
+
+/** A stable hash of a JSON value, keys sorted, for events whose upstream gives no id. */
+export function contentHash(value: unknown): string {
+  const canonical = (input: unknown): unknown =>
+    Array.isArray(input)
+      ? input.map(canonical)
+      : input && typeof input === 'object'
+        ? Object.fromEntries(Object.keys(input).sort().map((key) => [key, canonical((input as Record<string, unknown>)[key])]))
+        : input;
+  return createHash('sha256').update(JSON.stringify(canonical(value))).digest('hex').slice(0, 32);
+}
+
+/**
+ * The receiving end of an upstream's webhook: authenticates the sender by the secret in the URL,
+ * bounds the body, accepts unknown fields, refuses unknown event types, drops redeliveries, and
+ * answers as soon as the event is in the log.
+ */
+export function createWebhookReceiver({ path, secret, log, maxBytes = 64 * 1024, parse, logger }: WebhookReceiverOptions): SubgraphRoute[] {
+  const prefix = `${path.replace(/\/+$/, '')}/`;
+  const handler = async (req: IncomingMessage, res: ServerResponse, url: URL) => {
+    const given = url.pathname.startsWith(prefix) ? url.pathname.slice(prefix.length) : '';
+    if (!given || given.includes('/') || !secretMatches(given, secret)) {
+      req.resume();
+      sendJson(res, 401, { error: 'unknown webhook address' });
+      return;
+    }
+    let raw: Buffer;
+    try {
+      raw = await readBody(req, maxBytes);
+    } catch (error) {
+      if (error instanceof PayloadTooLargeError) {
+        sendJson(res, 413, { error: `body exceeds ${maxBytes} bytes` }, { connection: 'close' });
+        return;
+      }
+      throw error;
+    }
+    let body: unknown;
+    try {
+      body = JSON.parse(raw.toString('utf8'));
+    } catch {
+      sendJson(res, 400, { error: 'body is not JSON' });
+      return;
+    }
+    let parsed: ParsedDelivery;
+    try {
+      parsed = parse(body);
+    } catch (error) {
+      if (error instanceof DeliveryRejected) {
+        sendJson(res, error.status, { error: error.message });
+        return;
+      }
+      throw error;
+    }
+    const result = await log.append({ ...parsed, dedupeKey: parsed.dedupeKey ?? `${parsed.type}:${contentHash(body)}` });
+    logger?.info({ type: parsed.type, duplicate: !result.appended }, 'webhook received');
+    sendJson(res, result.appended ? 202 : 200, result.appended ? { accepted: true } : { accepted: true, duplicate: true });
+  };
+  return [
+    { method: 'POST', path: `${prefix}*`, handler },
+    // A POST without a secret segment is refused the same way.
+    { method: 'POST', path: prefix.slice(0, -1), handler },
+  ];
+}

@@ -1,0 +1,43 @@
+import type http from 'node:http';
+import type { GraphQLSchema, GraphQLFormattedError } from 'graphql';
+import { WebSocketServer } from 'ws';
+import { useServer } from 'graphql-ws/use/ws';
+import type { Logger } from '../../../lib/logger.ts';
+import { formatGraphError } from '../../../lib/errorFormatting.ts';
+
+export interface SubscriptionServerOptions<Context extends object> {
+  server: http.Server;
+  schema: GraphQLSchema;
+  /** Builds the context of one subscription from the connection's `connectionParams` (header names in lower case). */
+  context(params: Record<string, unknown>): Context;
+  logger: Logger;
+  /** @default '/graphql' */
+  path?: string;
+}
+
+const lowerCaseKeys = (params: unknown): Record<string, unknown> =>
+  Object.fromEntries(Object.entries(params && typeof params === 'object' ? params : {}).map(([name, value]) => [name.toLowerCase(), value]));
+
+/**
+ * graphql-ws on the subgraph's own `/graphql`: the gateway opens subscriptions here. Credentials
+ * arrive in `connectionParams` under the same names as the HTTP headers.
+ */
+export function attachSubscriptionServer<Context extends object>({ server, schema, context, logger, path = '/graphql' }: SubscriptionServerOptions<Context>): () => Promise<void> {
+  const wss = new WebSocketServer({ server, path });
+  const format = formatGraphError(logger);
+  const formatAll = (errors: readonly { toJSON(): GraphQLFormattedError }[]) => errors.map((error) => format(error.toJSON(), error));
+  const disposable = useServer(
+    {
+      schema,
+      context: (ctx) => context(lowerCaseKeys(ctx.connectionParams)),
+      onNext: (_ctx, _id, _payload, _args, result) => (result.errors ? { ...result, errors: formatAll(result.errors) } : undefined),
+      onError: (_ctx, _id, _payload, errors) => formatAll(errors),
+    },
+    wss,
+  );
+  return async () => {
+    for (const client of wss.clients) client.terminate();
+    await disposable.dispose();
+    await new Promise<void>((resolve) => wss.close(() => resolve()));
+  };
+}

@@ -1,0 +1,22 @@
+/** Polls until `check` holds; fails with `describe()` after `timeoutMs`. Waits for behaviour, never asserts timing. */
+export async function waitUntil(check: () => boolean | Promise<boolean>, describe: () => string = () => 'condition', timeoutMs = 8000): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    if (await check()) return;
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${describe()}`);
+    await new Promise((resolve) => setTimeout(resolve, 20));
+  }
+}
+
+/** Waits until a subgraph has `count` subscriptions following its event log. */
+export async function waitForEventSubscriptions(subgraphUrl: string, count: number): Promise<void> {
+  let seen = -1;
+  await waitUntil(
+    async () => {
+      const metrics = await (await fetch(subgraphUrl.replace(/\/graphql$/, '/metrics'))).text();
+      seen = Number(/^recognition_event_subscriptions (\d+)/m.exec(metrics)?.[1] ?? -1);
+      return seen === count;
+    },
+    () => `${count} event subscriptions on ${subgraphUrl} (saw ${seen})`,
+  );
+}
