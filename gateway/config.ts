@@ -18,6 +18,8 @@ export interface GatewayConfig {
   supergraphPath: string;
   /** The supergraph SDL itself, instead of reading `supergraphPath` (tests composing their own). */
   supergraphSdl?: string;
+  /** Apollo Gateway's own usage telemetry to Apollo (and its cloud metadata probes). Off unless asked for. */
+  vendorTelemetry: boolean;
 }
 
 export function readGatewayConfig(env: Env, overrides: Partial<GatewayConfig> = {}): GatewayConfig {
@@ -43,6 +45,7 @@ export function readGatewayConfig(env: Env, overrides: Partial<GatewayConfig> = 
     subgraphTimeoutMs: readInt(env, 'SUBGRAPH_TIMEOUT_MS', 30_000, { min: 100, max: 300_000 }),
     maxBodyBytes: readInt(env, 'MAX_BODY_BYTES', 1024 * 1024, { min: 1024, max: 64 * 1024 * 1024 }),
     supergraphPath: env.SUPERGRAPH_PATH ?? new URL('../schema/supergraph.graphql', import.meta.url).pathname,
+    vendorTelemetry: readBoolean(env, 'APOLLO_VENDOR_TELEMETRY', false),
     ...overrides,
   };
 }

@@ -38,6 +38,9 @@ export async function startGateway(config: GatewayConfig, logger: Logger): Promi
   // One data source per subgraph, shared by queries and by the entity fetches of subscription events.
   const dataSources = new Map<string, SubgraphDataSource>();
 
+  // Apollo Gateway reports to Apollo and probes cloud metadata endpoints at construction unless
+  // this is set; a gateway in front of partners' data should not call out unasked.
+  if (!config.vendorTelemetry) process.env.APOLLO_TELEMETRY_DISABLED = 'true';
   const gateway = new ApolloGateway({
     supergraphSdl,
     logger: apolloLogger(logger),

@@ -15,9 +15,13 @@ export function createSseTransport({ schema, runner }: { schema: GraphQLSchema; 
     execute: (args) => runner.execute({ ...args, headers: args.contextValue.headers }),
   });
   return {
-    /** Whether a request on `/graphql` is for this transport rather than plain HTTP. */
+    /**
+     * Whether a request on `/graphql` is for this transport rather than plain HTTP: a stream
+     * (distinct connections), or a reservation of single-connection mode (PUT, or a request
+     * carrying the stream token).
+     */
     accepts(req: IncomingMessage): boolean {
-      return String(req.headers.accept ?? '').includes('text/event-stream') || req.headers['x-graphql-event-stream-token'] !== undefined;
+      return String(req.headers.accept ?? '').includes('text/event-stream') || req.method === 'PUT' || req.headers['x-graphql-event-stream-token'] !== undefined;
     },
     handle: (req: IncomingMessage, res: ServerResponse) => handler(req, res),
   };

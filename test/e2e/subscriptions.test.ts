@@ -65,6 +65,19 @@ describe('subscriptions bridged from the recognition webhooks', () => {
     expect(await subscription.waitFor(1)).toEqual([{ data: { bonusCreated: { bonus: { id: bonus.id, hashtag: '#shipit' } } } }]);
   });
 
+  it('delivers over SSE in single-connection mode too', async () => {
+    const subscription = sse('subscription { bonusCreated { bonus { id } } }', { singleConnection: true });
+    await waitForEventSubscriptions(subgraphUrl, 1);
+    const { bonus } = await giveBonus();
+    expect(await subscription.waitFor(1)).toEqual([{ data: { bonusCreated: { bonus: { id: bonus.id } } } }]);
+  });
+
+  it('runs queries over the streaming transports too', async () => {
+    const overWs = ws('{ reward(id: "rw_coffee_5") { name } }');
+    const overSse = sse('{ reward(id: "rw_coffee_5") { name } }');
+    for (const subscription of [overWs, overSse]) expect(await subscription.waitFor(1)).toEqual([{ data: { reward: { name: 'Coffee Card 5' } } }]);
+  });
+
   it('applies hashtag, giver and receiver filters', async () => {
     const byTag = ws('subscription { bonusCreated(filter: { hashtag: "KINDNESS" }) { bonus { id } } }');
     const byGiver = ws('subscription { bonusCreated(filter: { giverId: "usr_010" }) { bonus { id } } }');

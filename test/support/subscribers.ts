@@ -62,8 +62,8 @@ export function subscribeWs(url: string, query: string, { variables, connectionP
 }
 
 /** Subscribes over graphql-sse with credentials in the request headers. */
-export function subscribeSse(url: string, query: string, { variables, headers }: { variables?: Record<string, unknown>; headers?: Record<string, string> } = {}): Collected {
-  const client = createSseClient({ url, headers, singleConnection: false, retryAttempts: 0 });
+export function subscribeSse(url: string, query: string, { variables, headers, singleConnection = false }: { variables?: Record<string, unknown>; headers?: Record<string, string>; singleConnection?: boolean } = {}): Collected {
+  const client = createSseClient({ url, headers, singleConnection, retryAttempts: 0 });
   const { collected, push, finish } = collector();
   const unsubscribe = client.subscribe<Record<string, unknown>>({ query, variables: variables ?? {} }, { next: push, error: finish, complete: () => finish() });
   return {
