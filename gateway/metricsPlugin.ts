@@ -1,4 +1,5 @@
-import { Counter, Histogram, type Registry } from 'prom-client';
+import { Counter, Gauge, Histogram, type Registry } from 'prom-client';
+import type { SubscriptionExecutor } from './subscriptions/executor.ts';
 import type { ApolloServerPlugin, BaseContext } from '@apollo/server';
 
 /** Operation counts and durations by operation type and outcome; no name or variable ever becomes a label. */
@@ -28,4 +29,26 @@ export function metricsPlugin<Context extends BaseContext>(registry: Registry): 
       };
     },
   };
+}
+
+/**
+ * Subscription economy: upstream streams and plan executions stay flat as identical subscribers
+ * are added; only `subscribers` grows.
+ */
+export function subscriptionMetrics(registry: Registry, executor: SubscriptionExecutor): void {
+  const read = (pick: (stats: ReturnType<SubscriptionExecutor['stats']>) => number) =>
+    function (this: Gauge) {
+      this.set(pick(executor.stats()));
+    };
+  new Gauge({ name: 'gateway_subscription_subscribers', help: 'Client subscriptions open', registers: [registry], collect: read((stats) => stats.subscribers) });
+  new Gauge({ name: 'gateway_subscription_upstreams', help: 'Distinct subscription streams open to subgraphs (shared by identical subscribers)', registers: [registry], collect: read((stats) => stats.upstreams) });
+  new Counter({
+    name: 'gateway_subscription_executions_total',
+    help: 'Query plans run for subscription events: one per event per upstream stream',
+    registers: [registry],
+    collect() {
+      this.reset();
+      this.inc(executor.stats().executions);
+    },
+  });
 }

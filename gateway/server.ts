@@ -11,7 +11,7 @@ import { createMetrics } from '../lib/metrics.ts';
 import { formatGraphError } from '../lib/errorFormatting.ts';
 import type { GatewayConfig } from './config.ts';
 import { createUndiciFetcher } from './fetcher.ts';
-import { metricsPlugin } from './metricsPlugin.ts';
+import { metricsPlugin, subscriptionMetrics } from './metricsPlugin.ts';
 import { checkReadiness } from './readiness.ts';
 import { SubgraphDataSource } from './subgraphDataSource.ts';
 import { createSubscriptionExecutor, type SubscriptionExecutor } from './subscriptions/executor.ts';
@@ -70,6 +70,7 @@ export async function startGateway(config: GatewayConfig, logger: Logger): Promi
 
   const graphql = apolloHandler<GatewayContext>({ server: apollo, context: async ({ req }) => ({ headers: req.headers }), maxBodyBytes: config.maxBodyBytes });
   const executor = createSubscriptionExecutor({ supergraphSdl, dataSources, subgraphUrl: (name) => dataSources.get(name)?.url ?? '', logger });
+  subscriptionMetrics(metrics.registry, executor);
   const runner = createOperationRunner(executor, apollo);
   const sse = createSseTransport({ schema: executor.planner.graphqlApiSchema, runner });
 

@@ -136,6 +136,9 @@ describe('subscriptions bridged from the recognition webhooks', () => {
     const { bonus } = await giveBonus();
     for (const subscriber of [...subscribers, different]) expect(await subscriber.waitFor(1)).toEqual([{ data: { bonusCreated: { bonus: { id: bonus.id } } } }]);
     expect(t.stack.gateway.subscriptions.stats().executions - before).toBe(2);
+    const metrics = await (await fetch(`${t.stack.gateway.url}/metrics`)).text();
+    expect(metrics).toMatch(/^gateway_subscription_upstreams 2$/m);
+    expect(metrics).toMatch(/^gateway_subscription_subscribers 4$/m);
     // Two credentials, two checks upstream: identical subscribers added none.
     expect((await emulator.requests()).filter((request) => request.path === '/api/v1/api_keys')).toHaveLength(2);
   });
