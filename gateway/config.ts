@@ -18,6 +18,8 @@ export interface GatewayConfig {
   supergraphPath: string;
   /** The supergraph SDL itself, instead of reading `supergraphPath` (tests composing their own). */
   supergraphSdl?: string;
+  /** Deepest nesting and most fields one operation may have. */
+  limits: { maxDepth: number; maxFields: number };
   /** Apollo Gateway's own usage telemetry to Apollo (and its cloud metadata probes). Off unless asked for. */
   vendorTelemetry: boolean;
 }
@@ -46,6 +48,10 @@ export function readGatewayConfig(env: Env, overrides: Partial<GatewayConfig> = 
     maxBodyBytes: readInt(env, 'MAX_BODY_BYTES', 1024 * 1024, { min: 1024, max: 64 * 1024 * 1024 }),
     supergraphPath: env.SUPERGRAPH_PATH ?? new URL('../schema/supergraph.graphql', import.meta.url).pathname,
     vendorTelemetry: readBoolean(env, 'APOLLO_VENDOR_TELEMETRY', false),
+    limits: {
+      maxDepth: readInt(env, 'MAX_QUERY_DEPTH', 12, { min: 2, max: 100 }),
+      maxFields: readInt(env, 'MAX_QUERY_FIELDS', 1000, { min: 10, max: 100_000 }),
+    },
     ...overrides,
   };
 }

@@ -13,6 +13,7 @@ import type { GatewayConfig } from './config.ts';
 import { createUndiciFetcher } from './fetcher.ts';
 import { metricsPlugin, subscriptionMetrics } from './metricsPlugin.ts';
 import { checkReadiness } from './readiness.ts';
+import { operationLimitsRule } from './limits.ts';
 import { SubgraphDataSource } from './subgraphDataSource.ts';
 import { createSubscriptionExecutor, type SubscriptionExecutor } from './subscriptions/executor.ts';
 import { createOperationRunner } from './subscriptions/operations.ts';
@@ -51,11 +52,13 @@ export async function startGateway(config: GatewayConfig, logger: Logger): Promi
     },
   });
 
+  const limits = operationLimitsRule(config.limits);
   const apollo = new ApolloServer<GatewayContext>({
     gateway,
     logger: apolloLogger(logger),
     includeStacktraceInErrorResponses: false,
     formatError: formatGraphError(logger),
+    validationRules: [limits],
     plugins: [
       config.sandbox
         ? ApolloServerPluginLandingPageLocalDefault({
@@ -72,7 +75,7 @@ export async function startGateway(config: GatewayConfig, logger: Logger): Promi
   const executor = createSubscriptionExecutor({ supergraphSdl, dataSources, subgraphUrl: (name) => dataSources.get(name)?.url ?? '', logger });
   subscriptionMetrics(metrics.registry, executor);
   const runner = createOperationRunner(executor, apollo);
-  const sse = createSseTransport({ schema: executor.planner.graphqlApiSchema, runner });
+  const sse = createSseTransport({ schema: executor.planner.graphqlApiSchema, runner, rules: [limits] });
 
   const server = http.createServer((req, res) => {
     const url = requestUrl(req);
@@ -100,7 +103,7 @@ export async function startGateway(config: GatewayConfig, logger: Logger): Promi
     });
   });
   server.keepAliveTimeout = 65_000;
-  const detachWebSockets = attachWebSocketTransport({ server, schema: executor.planner.graphqlApiSchema, runner, logger });
+  const detachWebSockets = attachWebSocketTransport({ server, schema: executor.planner.graphqlApiSchema, runner, logger, rules: [limits] });
 
   const started = await listen(server, config.port, config.host);
   logger.info({ url: `${started.url}/graphql` }, 'gateway listening');

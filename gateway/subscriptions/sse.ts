@@ -1,5 +1,5 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import type { GraphQLSchema } from 'graphql';
+import { specifiedRules, validate, type GraphQLSchema, type ValidationRule } from 'graphql';
 import { createHandler } from 'graphql-sse/lib/use/http';
 import type { Headers, OperationRunner } from './operations.ts';
 
@@ -7,9 +7,10 @@ import type { Headers, OperationRunner } from './operations.ts';
  * graphql-sse on the gateway's `/graphql` (distinct connections mode: POST with
  * `Accept: text/event-stream`). Credentials travel in the same headers as for queries.
  */
-export function createSseTransport({ schema, runner }: { schema: GraphQLSchema; runner: OperationRunner }) {
+export function createSseTransport({ schema, runner, rules = [] }: { schema: GraphQLSchema; runner: OperationRunner; rules?: readonly ValidationRule[] }) {
   const handler = createHandler<{ headers: Headers }>({
     schema,
+    validate: (validationSchema, document) => validate(validationSchema, document, [...specifiedRules, ...rules]),
     context: (req) => ({ headers: (req.raw as IncomingMessage).headers }),
     subscribe: (args) => runner.subscribe({ ...args, headers: args.contextValue.headers }),
     execute: (args) => runner.execute({ ...args, headers: args.contextValue.headers }),

@@ -1,5 +1,5 @@
 import type http from 'node:http';
-import { GraphQLError, type FormattedExecutionResult, type GraphQLSchema } from 'graphql';
+import { GraphQLError, specifiedRules, validate, type FormattedExecutionResult, type GraphQLSchema, type ValidationRule } from 'graphql';
 import { WebSocketServer } from 'ws';
 import { useServer } from 'graphql-ws/use/ws';
 import type { Logger } from '../../lib/logger.ts';
@@ -10,12 +10,13 @@ import { lowerCaseKeys, type Headers, type OperationRunner } from './operations.
  * graphql-ws (the graphql-transport-ws protocol) on the gateway's `/graphql`, by WebSocket upgrade.
  * Credentials travel in `connectionParams` under the same names as the HTTP headers.
  */
-export function attachWebSocketTransport({ server, schema, runner, logger, path = '/graphql' }: { server: http.Server; schema: GraphQLSchema; runner: OperationRunner; logger: Logger; path?: string }): () => Promise<void> {
+export function attachWebSocketTransport({ server, schema, runner, logger, rules = [], path = '/graphql' }: { server: http.Server; schema: GraphQLSchema; runner: OperationRunner; logger: Logger; rules?: readonly ValidationRule[]; path?: string }): () => Promise<void> {
   const wss = new WebSocketServer({ server, path });
   const format = formatGraphError(logger);
   const disposable = useServer<Record<string, unknown> | undefined, Record<string, unknown>>(
     {
       schema,
+      validate: (validationSchema, document) => validate(validationSchema, document, [...specifiedRules, ...rules]),
       context: (ctx) => ({ headers: lowerCaseKeys(ctx.connectionParams) }),
       subscribe: (args) => runner.subscribe({ ...args, headers: (args.contextValue as { headers: Headers }).headers }),
       execute: (args) => runner.execute({ ...args, headers: (args.contextValue as { headers: Headers }).headers }),

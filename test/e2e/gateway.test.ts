@@ -1,9 +1,11 @@
 import { describe, expect, it } from 'vitest';
 import { DEMO_TOKENS } from '../../emulators/recognition/data.ts';
 import { startTestStack } from '../support/stack.ts';
+import { subscribeWs } from '../support/subscribers.ts';
 
 const t = await startTestStack();
 const emulator = t.emulator('recognition');
+const limited = await startTestStack({ MAX_QUERY_DEPTH: '4', MAX_QUERY_FIELDS: '20' });
 
 describe('the gateway', () => {
   it('forwards each credential only to its own service, and no other caller header', async () => {
@@ -52,6 +54,25 @@ describe('the gateway', () => {
     const broken = await fetch(t.graphqlUrl, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{"query": ' });
     expect(broken.status).toBe(400);
     expect(await broken.json()).toMatchObject({ errors: [{ extensions: { code: 'BAD_REQUEST' } }] });
+  });
+
+  it('refuses an operation nested too deep or selecting too much, before planning, on every transport', async () => {
+    const nested = `{ rewardCatalog { rewards { denominations { reward { description { text } } } } } }`;
+    expect((await t.gql(nested, { headers: { 'x-recognition-token': DEMO_TOKENS.member } })).errors).toBeUndefined();
+    await limited.emulator('recognition').clearRequests();
+    const tooDeep = await limited.gql(nested, { headers: { 'x-recognition-token': DEMO_TOKENS.member } });
+    expect(tooDeep.errors?.[0]).toMatchObject({ message: 'the operation nests 6 levels deep; at most 4 are allowed', extensions: { code: 'GRAPHQL_VALIDATION_FAILED' } });
+    const wide = `{ ${Array.from({ length: 21 }, (_, index) => `a${index}: teapot`).join(' ')} }`;
+    expect((await limited.gql(wide)).errors?.[0]?.message).toBe('the operation selects more than 20 fields');
+    const overWs = subscribeWs(limited.graphqlUrl, 'subscription { bonusCreated { bonus { giver { customProperties { name } } } } }', { connectionParams: { 'x-recognition-token': DEMO_TOKENS.member } });
+    try {
+      // graphql-ws reports validation failures as an `error` message that ends the subscription.
+      expect(await overWs.ended).toEqual([expect.objectContaining({ message: 'the operation nests 5 levels deep; at most 4 are allowed', extensions: { code: 'GRAPHQL_VALIDATION_FAILED' } })]);
+      expect(overWs.results).toEqual([]);
+    } finally {
+      overWs.close();
+    }
+    expect(await limited.emulator('recognition').requests()).toEqual([]);
   });
 
   it('answers an unknown field with a validation error and no upstream call', async () => {
