@@ -38,15 +38,19 @@ export function createMemoryLog({ capacity = 10_000, dedupeCapacity = capacity *
       sequence += 1;
       const logged: LoggedEvent = { dedupeKey: event.dedupeKey, type: event.type, occurredAt: event.occurredAt, payload: event.payload, position: `${epoch}:${sequence}` };
       ring.push(logged);
-      if (ring.length > capacity) ring.shift();
+      // Trimmed in batches: one splice per `capacity` appends instead of a shift per append.
+      if (ring.length >= capacity * 2) ring.splice(0, ring.length - capacity);
       for (const entity of event.entities ?? []) remember(entities, `${entity.kind}:${entity.id}`, entity.value, capacity);
       for (const listener of listeners) listener(logged);
       return { appended: true, position: logged.position };
     },
     async readAfter(position, limit) {
+      // Sequences in the ring are contiguous: the position is an index.
+      const held = ring.length > capacity ? ring.length - capacity : 0;
+      const oldest = ring.length ? sequenceOf(ring[0]!.position)! : sequence + 1;
       const after = position === undefined ? undefined : sequenceOf(position);
-      const start = after === undefined ? 0 : ring.findIndex((event) => sequenceOf(event.position)! > after);
-      return start < 0 ? [] : ring.slice(start, start + limit);
+      const start = Math.max(held, after === undefined ? 0 : after - oldest + 1);
+      return ring.slice(start, start + limit);
     },
     async head() {
       return ring.at(-1)?.position;
