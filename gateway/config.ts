@@ -16,6 +16,8 @@ export interface GatewayConfig {
   maxBodyBytes: number;
   /** Path of the composed supergraph SDL. */
   supergraphPath: string;
+  /** The gateway's public URL, on which download links are built; the request's Host when unset. */
+  publicUrl?: string | undefined;
 }
 
 export function readGatewayConfig(env: Env, overrides: Partial<GatewayConfig> = {}): GatewayConfig {
@@ -41,6 +43,7 @@ export function readGatewayConfig(env: Env, overrides: Partial<GatewayConfig> = 
     subgraphTimeoutMs: readInt(env, 'SUBGRAPH_TIMEOUT_MS', 30_000, { min: 100, max: 300_000 }),
     maxBodyBytes: readInt(env, 'MAX_BODY_BYTES', 1024 * 1024, { min: 1024, max: 64 * 1024 * 1024 }),
     supergraphPath: env.SUPERGRAPH_PATH ?? new URL('../schema/supergraph.graphql', import.meta.url).pathname,
+    publicUrl: readUrl(env, 'PUBLIC_URL'),
     ...overrides,
   };
 }

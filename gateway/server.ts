@@ -14,10 +14,13 @@ import { createUndiciFetcher } from './fetcher.ts';
 import { metricsPlugin } from './metricsPlugin.ts';
 import { checkReadiness } from './readiness.ts';
 import { SubgraphDataSource } from './subgraphDataSource.ts';
+import { createDownloadProxy, DOWNLOADS_PATH, gatewayOrigin } from './downloads.ts';
 
 export interface GatewayContext {
   /** The caller's request headers; each subgraph call picks its own credential from them. */
   headers: IncomingHttpHeaders;
+  /** The gateway's public origin, on which subgraphs build download links. */
+  origin?: string | undefined;
 }
 
 export interface StartedGateway extends Started {
@@ -54,12 +57,15 @@ export async function startGateway(config: GatewayConfig, logger: Logger): Promi
   });
   await apollo.start();
 
-  const graphql = apolloHandler<GatewayContext>({ server: apollo, context: async ({ req }) => ({ headers: req.headers }), maxBodyBytes: config.maxBodyBytes });
+  const graphql = apolloHandler<GatewayContext>({ server: apollo, context: async ({ req }) => ({ headers: req.headers, origin: gatewayOrigin(config.publicUrl, req) }), maxBodyBytes: config.maxBodyBytes });
+
+  const downloads = createDownloadProxy(config.subgraphUrls, logger);
 
   const server = http.createServer((req, res) => {
     const url = requestUrl(req);
     if (!url) return sendJson(res, 400, { message: 'bad request target' });
     const work = (async () => {
+      if (url.pathname.startsWith(DOWNLOADS_PATH)) return downloads.handle(req, res, url);
       switch (url.pathname) {
         case '/graphql':
           return graphql(req, res, url);
@@ -92,6 +98,7 @@ export async function startGateway(config: GatewayConfig, logger: Logger): Promi
       await started.close();
       await apollo.stop();
       await fetcher.close();
+      await downloads.close();
     },
   };
 }

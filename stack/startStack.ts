@@ -11,6 +11,8 @@ export interface StackOptions {
   /** Bind everything to port 0 (tests) instead of the configured ports. */
   ephemeralPorts?: boolean;
   host?: string;
+  /** The clock subgraphs' time-limited links expire by (tests move it). @default Date.now */
+  now?: () => number;
 }
 
 export interface StartedService {
@@ -32,7 +34,7 @@ export interface StartedStack {
  * The whole graph in one process: for each service, its emulator (unless `<SERVICE>_API_URL` points
  * at a real upstream) and its subgraph; then the gateway over them.
  */
-export async function startStack({ env, logger, ephemeralPorts = false, host = env.HOST ?? '127.0.0.1' }: StackOptions): Promise<StartedStack> {
+export async function startStack({ env, logger, ephemeralPorts = false, host = env.HOST ?? '127.0.0.1', now }: StackOptions): Promise<StartedStack> {
   const closers: Started[] = [];
   const services: StartedService[] = [];
   const port = (name: string, fallback: number) => (ephemeralPorts ? 0 : readPort(env, name, fallback));
@@ -68,7 +70,7 @@ export async function startStack({ env, logger, ephemeralPorts = false, host = e
     let apiUrl = readUrl(env, service.apiUrlEnv);
     let emulatorUrl: string | undefined;
     if (!apiUrl) {
-      const emulator = await service.startEmulator(port(service.emulatorPortEnv, service.defaultEmulatorPort), host);
+      const emulator = await service.startEmulator(port(service.emulatorPortEnv, service.defaultEmulatorPort), host, env);
       closers.push(emulator);
       emulatorUrl = apiUrl = emulator.url;
     }
@@ -78,6 +80,7 @@ export async function startStack({ env, logger, ephemeralPorts = false, host = e
       host,
       logger: logger.child({ component: `${service.name}-subgraph` }),
       env,
+      ...(now ? { now } : {}),
     });
     closers.push(subgraph);
     return { name: service.name, apiUrl, subgraphUrl: `${subgraph.url}/graphql`, ...(emulatorUrl ? { emulatorUrl } : {}) };
