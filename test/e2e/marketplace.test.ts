@@ -213,10 +213,17 @@ describe('questions', () => {
   });
 
   it('turns a 500 with an empty body into UPSTREAM_ERROR and 429 into RATE_LIMITED', async () => {
-    await emulator.fault({ path: '/questions/*', method: 'GET', status: 500 });
-    const broken = await t.gql('{ question(id: "ALPHA-100037") { id } }', { headers: seller });
-    expect(broken).toMatchObject({ data: { question: null }, errors: [{ message: 'marketplace: answered HTTP 500', extensions: { code: 'UPSTREAM_ERROR', status: 500 } }] });
-    expect((await emulator.requests()).map((request) => request.status)).toEqual([500]);
+    await emulator.fault({ path: '/questions*', status: 500 });
+    const read = await t.gql('{ question(id: "ALPHA-100037") { id } questions(platform: "ALPHA") { edges { cursor } } }', { headers: seller });
+    expect(read).toMatchObject({ data: { question: null, questions: null } });
+    const deleted = await t.gql('mutation { deleteQuestion(id: "ALPHA-100037") { id } }', { headers: seller });
+    const answered = await t.gql('mutation { answerQuestion(id: "ALPHA-100037", answer: "x") { id } }', { headers: seller });
+    for (const error of [...read.errors!, ...deleted.errors!, ...answered.errors!]) {
+      expect(error).toMatchObject({ message: 'marketplace: answered HTTP 500', extensions: { code: 'UPSTREAM_ERROR', status: 500 } });
+    }
+    // A 500 is not retried, even on reads.
+    expect((await emulator.requests()).map((request) => request.status)).toEqual([500, 500, 500, 500]);
+    await fetch(`${emulator.url}/__emulator/faults`, { method: 'DELETE' });
 
     await emulator.fault({ path: '/questions', status: 429, body: { error: 'Too many requests' } });
     const limited = await t.gql('{ questions(platform: "ALPHA") { edges { cursor } } }', { headers: seller });
