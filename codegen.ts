@@ -1,5 +1,6 @@
 import type { CodegenConfig } from '@graphql-codegen/cli';
 import { recognitionCodegen } from './subgraphs/recognition/codegen.config.ts';
+import { marketplaceCodegen } from './subgraphs/marketplace/codegen.config.ts';
 
 interface SubgraphCodegen {
   schema: string;
@@ -10,7 +11,7 @@ interface SubgraphCodegen {
   scalars?: Record<string, string>;
 }
 
-const subgraphs: SubgraphCodegen[] = [recognitionCodegen];
+const subgraphs: SubgraphCodegen[] = [recognitionCodegen, marketplaceCodegen];
 
 /** Resolver types for every subgraph, with federation types and mappers to each client's DTOs. */
 const config: CodegenConfig = {

@@ -22,6 +22,8 @@ export interface GatewayConfig {
   limits: { maxDepth: number; maxFields: number };
   /** Apollo Gateway's own usage telemetry to Apollo (and its cloud metadata probes). Off unless asked for. */
   vendorTelemetry: boolean;
+  /** The gateway's public URL, on which download links are built; the request's Host when unset. */
+  publicUrl?: string | undefined;
 }
 
 export function readGatewayConfig(env: Env, overrides: Partial<GatewayConfig> = {}): GatewayConfig {
@@ -52,6 +54,7 @@ export function readGatewayConfig(env: Env, overrides: Partial<GatewayConfig> = 
       maxDepth: readInt(env, 'MAX_QUERY_DEPTH', 12, { min: 2, max: 100 }),
       maxFields: readInt(env, 'MAX_QUERY_FIELDS', 1000, { min: 10, max: 100_000 }),
     },
+    publicUrl: readUrl(env, 'PUBLIC_URL'),
     ...overrides,
   };
 }

@@ -19,10 +19,13 @@ import { createSubscriptionExecutor, type SubscriptionExecutor } from './subscri
 import { createOperationRunner } from './subscriptions/operations.ts';
 import { createSseTransport } from './subscriptions/sse.ts';
 import { attachWebSocketTransport } from './subscriptions/ws.ts';
+import { createDownloadProxy, DOWNLOADS_PATH, gatewayOrigin } from './downloads.ts';
 
 export interface GatewayContext {
   /** The caller's request headers; each subgraph call picks its own credential from them. */
   headers: IncomingHttpHeaders;
+  /** The gateway's public origin, on which subgraphs build download links. */
+  origin?: string | undefined;
 }
 
 export interface StartedGateway extends Started {
@@ -71,16 +74,18 @@ export async function startGateway(config: GatewayConfig, logger: Logger): Promi
   });
   await apollo.start();
 
-  const graphql = apolloHandler<GatewayContext>({ server: apollo, context: async ({ req }) => ({ headers: req.headers }), maxBodyBytes: config.maxBodyBytes });
+  const graphql = apolloHandler<GatewayContext>({ server: apollo, context: async ({ req }) => ({ headers: req.headers, origin: gatewayOrigin(config.publicUrl, req) }), maxBodyBytes: config.maxBodyBytes });
   const executor = createSubscriptionExecutor({ supergraphSdl, dataSources, subgraphUrl: (name) => dataSources.get(name)?.url ?? '', logger });
   subscriptionMetrics(metrics.registry, executor);
   const runner = createOperationRunner(executor, apollo);
   const sse = createSseTransport({ schema: executor.planner.graphqlApiSchema, runner, rules: [limits] });
+  const downloads = createDownloadProxy(config.subgraphUrls, logger);
 
   const server = http.createServer((req, res) => {
     const url = requestUrl(req);
     if (!url) return sendJson(res, 400, { message: 'bad request target' });
     const work = (async () => {
+      if (url.pathname.startsWith(DOWNLOADS_PATH)) return downloads.handle(req, res, url);
       switch (url.pathname) {
         case '/graphql':
           return sse.accepts(req) ? sse.handle(req, res) : graphql(req, res, url);
@@ -117,6 +122,7 @@ export async function startGateway(config: GatewayConfig, logger: Logger): Promi
       await started.close();
       await apollo.stop();
       await fetcher.close();
+      await downloads.close();
     },
   };
 }

@@ -4,6 +4,7 @@ import { GraphQLError } from 'graphql';
 
 type GatewayGraphQLResponse = Awaited<ReturnType<RemoteGraphQLDataSource['process']>>;
 import { ErrorCode, graphError } from '../subgraphs/kit/errors.ts';
+import { GATEWAY_ORIGIN_HEADER } from '../subgraphs/kit/downloads.ts';
 import { credentialHeadersFor } from './credentials.ts';
 import type { GatewayContext } from './server.ts';
 
@@ -24,6 +25,7 @@ export class SubgraphDataSource extends RemoteGraphQLDataSource<GatewayContext> 
     // Operations the gateway runs on its own (health checks) have no caller.
     if (!context?.headers) return;
     for (const [header, value] of Object.entries(credentialHeadersFor(this.name, context.headers))) request.http?.headers.set(header, value);
+    if (context.origin) request.http?.headers.set(GATEWAY_ORIGIN_HEADER, context.origin);
   }
 
   /**

@@ -11,6 +11,11 @@ export interface SubgraphEntry {
 
 export const SUBGRAPHS: readonly SubgraphEntry[] = [
   { name: 'recognition', defaultPort: 4001, credentialHeaders: ['x-recognition-token'] },
+  {
+    name: 'marketplace',
+    defaultPort: 4002,
+    credentialHeaders: ['x-marketplace-email', 'x-marketplace-api-key', 'x-marketplace-account-key', 'x-marketplace-user-token'],
+  },
 ];
 
 export const subgraphUrlEnv = (name: string) => `${name.toUpperCase().replace(/-/g, '_')}_SUBGRAPH_URL`;

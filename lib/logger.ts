@@ -21,6 +21,7 @@ const REDACT_PATHS = [
   'req.headers.authorization',
   'req.headers.cookie',
   '*.headers["x-recognition-token"]',
+  '*.headers["x-marketplace-email"]',
   '*.headers["x-marketplace-api-key"]',
   '*.headers["x-marketplace-account-key"]',
   '*.headers["x-marketplace-user-token"]',

@@ -25,3 +25,11 @@ export function createMetrics(prefix: string, { defaults = false }: { defaults?:
   });
   return { registry, upstreamCalls, upstreamSeconds };
 }
+
+/** The transport's `observe` hook, counting and timing each upstream call into these metrics. */
+export function observeUpstream(metrics: Metrics, service: string) {
+  return ({ operation, status, durationMs }: { operation: string; status: number | 'error'; durationMs: number }): void => {
+    metrics.upstreamCalls.inc({ service, operation, status: String(status) });
+    metrics.upstreamSeconds.observe({ service, operation }, durationMs / 1000);
+  };
+}

@@ -7,6 +7,10 @@ import { DEMO_TOKENS } from '../emulators/recognition/data.ts';
 import { startSubgraph } from '../subgraphs/kit/server.ts';
 import { readRecognitionConfig } from '../subgraphs/recognition/config.ts';
 import { createRecognitionSubgraph } from '../subgraphs/recognition/server.ts';
+import { createMarketplaceEmulator } from '../emulators/marketplace/emulator.ts';
+import { DEMO_CREDENTIALS } from '../emulators/marketplace/data.ts';
+import { readMarketplaceConfig, readMarketplaceName } from '../subgraphs/marketplace/config.ts';
+import { createMarketplaceSubgraph } from '../subgraphs/marketplace/server.ts';
 
 export interface SubgraphStartOptions {
   /** The upstream's base URL (the spec's `{base_url}`). */
@@ -15,6 +19,8 @@ export interface SubgraphStartOptions {
   host: string;
   logger: Logger;
   env: Env;
+  /** The clock time-limited links expire by; tests move it. @default Date.now */
+  now?: () => number;
 }
 
 /** One REST service as the whole stack sees it: its emulator, its subgraph, its demo credential. */
@@ -49,5 +55,21 @@ export const SERVICES: readonly ServiceModule[] = [
       startEmulator(createRecognitionEmulator({ deliveryRetryMs: readInt(env, 'RECOGNITION_EMULATOR_RETRY_MS', 500, { min: 1, max: 60_000 }) }), port, host),
     startSubgraph: async ({ apiUrl, port, host, logger, env }) =>
       startSubgraph(await createRecognitionSubgraph(readRecognitionConfig(env, { apiUrl, port, host }), logger), { port, host }),
+  },
+  {
+    name: 'marketplace',
+    apiUrlEnv: 'MARKETPLACE_API_URL',
+    emulatorPortEnv: 'MARKETPLACE_EMULATOR_PORT',
+    defaultEmulatorPort: 4102,
+    subgraphPortEnv: 'MARKETPLACE_SUBGRAPH_PORT',
+    defaultSubgraphPort: 4002,
+    demoHeaders: {
+      'x-marketplace-email': DEMO_CREDENTIALS.email,
+      'x-marketplace-api-key': DEMO_CREDENTIALS.apiKey,
+      'x-marketplace-account-key': DEMO_CREDENTIALS.accountKey,
+    },
+    startEmulator: (port, host, env) => startEmulator(createMarketplaceEmulator({ marketplace: readMarketplaceName(env) }), port, host),
+    startSubgraph: ({ apiUrl, port, host, logger, env, now }) =>
+      startSubgraph(createMarketplaceSubgraph(readMarketplaceConfig(env, { apiUrl, port, host }), logger, now ? { now } : {}), { port, host }),
   },
 ];

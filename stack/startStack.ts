@@ -11,6 +11,8 @@ export interface StackOptions {
   /** Bind everything to port 0 (tests) instead of the configured ports. */
   ephemeralPorts?: boolean;
   host?: string;
+  /** The clock subgraphs' time-limited links expire by (tests move it). @default Date.now */
+  now?: () => number;
 }
 
 export interface StartedService {
@@ -32,7 +34,7 @@ export interface StartedStack {
  * The whole graph in one process: for each service, its emulator (unless `<SERVICE>_API_URL` points
  * at a real upstream) and its subgraph; then the gateway over them.
  */
-export async function startStack({ env, logger, ephemeralPorts = false, host = env.HOST ?? '127.0.0.1' }: StackOptions): Promise<StartedStack> {
+export async function startStack({ env, logger, ephemeralPorts = false, host = env.HOST ?? '127.0.0.1', now }: StackOptions): Promise<StartedStack> {
   const closers: Started[] = [];
   const services: StartedService[] = [];
   const port = (name: string, fallback: number) => (ephemeralPorts ? 0 : readPort(env, name, fallback));
@@ -80,6 +82,7 @@ export async function startStack({ env, logger, ephemeralPorts = false, host = e
       host,
       logger: logger.child({ component: `${service.name}-subgraph` }),
       env: subgraphEnv,
+      ...(now ? { now } : {}),
     });
     closers.push(subgraph);
     return { name: service.name, apiUrl, subgraphUrl: `${subgraph.url}/graphql`, ...(emulatorUrl ? { emulatorUrl } : {}) };

@@ -30,13 +30,19 @@ export interface OffsetWindow {
   limit: number;
 }
 
+/** `first` within 1..max, or the default when absent. */
+function pageSize(first: number | null | undefined, { defaultSize, maxSize }: { defaultSize: number; maxSize: number }): number {
+  const limit = first ?? defaultSize;
+  if (!Number.isInteger(limit) || limit < 1 || limit > maxSize) throw badUserInput('first', `must be from 1 to ${maxSize}; got ${limit}`);
+  return limit;
+}
+
 /**
  * Reads `first`/`after` for a list paged by number: `first` within 1..max (default when absent),
  * `after` a cursor this list issued. Throws BAD_USER_INPUT naming the argument.
  */
-export function offsetWindow(kind: string, args: { first?: number | null; after?: string | null }, { defaultSize, maxSize }: { defaultSize: number; maxSize: number }): OffsetWindow {
-  const limit = args.first ?? defaultSize;
-  if (!Number.isInteger(limit) || limit < 1 || limit > maxSize) throw badUserInput('first', `must be from 1 to ${maxSize}; got ${limit}`);
+export function offsetWindow(kind: string, args: { first?: number | null; after?: string | null }, sizes: { defaultSize: number; maxSize: number }): OffsetWindow {
+  const limit = pageSize(args.first, sizes);
   if (!args.after) return { offset: 0, limit };
   const { o } = decodeCursor<{ o: unknown }>(args.after, kind);
   if (typeof o !== 'number' || !Number.isInteger(o) || o < 0) throw badUserInput('after', 'is not a cursor this graph issued for this list');
@@ -62,4 +68,84 @@ export function offsetConnection<T>(kind: string, items: readonly T[], { offset,
     pageInfo: { hasNextPage, endCursor: edges.at(-1)?.cursor ?? null },
     ...(totalCount !== undefined ? { totalCount } : {}),
   };
+}
+
+/** One page of a list the upstream pages forward only, with a cursor or a next-page URL. */
+export interface ForwardPage<T> {
+  items: T[];
+  /** The upstream's token for the following page; null on the last page. */
+  next: string | null;
+}
+
+export interface ForwardListOptions<T> {
+  defaultSize: number;
+  maxSize: number;
+  /**
+   * The filters of the first page, by argument name. The upstream keeps them inside its own token,
+   * so a cursor refuses to continue under different ones instead of silently ignoring them.
+   */
+  filters: Record<string, string | null>;
+  /** The first page (token null), or the page an upstream token points to. */
+  fetchPage(token: string | null): Promise<ForwardPage<T>>;
+  /** Upstream pages one call may read to fill `first`. @default 10 */
+  maxPages?: number;
+}
+
+interface ForwardPosition {
+  /** The upstream token of the page to read (null: the first page). */
+  t: string | null;
+  /** Items of that page already seen. */
+  s: number;
+}
+
+function forwardPosition(after: string, kind: string, filters: Record<string, string | null>): ForwardPosition {
+  const cursor = decodeCursor<{ t: unknown; s: unknown; f: unknown }>(after, kind);
+  const seen = cursor.f && typeof cursor.f === 'object' ? (cursor.f as Record<string, unknown>) : undefined;
+  if ((cursor.t !== null && typeof cursor.t !== 'string') || typeof cursor.s !== 'number' || !Number.isInteger(cursor.s) || cursor.s < 0 || !seen) {
+    throw badUserInput('after', 'is not a cursor this graph issued for this list');
+  }
+  for (const [name, value] of Object.entries(filters)) {
+    const first = seen[name] ?? null;
+    if (first !== value) {
+      throw badUserInput(name, `must stay ${JSON.stringify(first)} as on the first page: the upstream keeps the first page's filters in its cursor. To change the filter, start again without \`after\``);
+    }
+  }
+  return { t: cursor.t, s: cursor.s };
+}
+
+/**
+ * A connection over an upstream that pages forward only. Each edge's cursor holds the upstream
+ * token of its page, its place in that page and the filters; the last edge of a page points
+ * straight at the next page, so a client paging with the upstream's page size costs one call per page.
+ * The caller vets tokens before they get here: they must hold no credential.
+ */
+export async function forwardConnection<T>(kind: string, args: { first?: number | null; after?: string | null }, options: ForwardListOptions<T>): Promise<Connection<T>> {
+  const { filters, fetchPage, maxPages = 10 } = options;
+  const limit = pageSize(args.first, options);
+  let position: ForwardPosition = args.after ? forwardPosition(args.after, kind, filters) : { t: null, s: 0 };
+  const edges: Edge<T>[] = [];
+  const cursorAt = (at: ForwardPosition) => encodeCursor(kind, { ...at, f: filters });
+  let hasNextPage = false;
+  for (let pages = 1; ; pages += 1) {
+    const token = position.t;
+    const page = await fetchPage(token);
+    let index = position.s;
+    while (index < page.items.length && edges.length < limit) {
+      const node = page.items[index]!;
+      index += 1;
+      position = index >= page.items.length && page.next ? { t: page.next, s: 0 } : { t: token, s: index };
+      edges.push({ cursor: cursorAt(position), node });
+    }
+    if (index < page.items.length) {
+      hasNextPage = true;
+      break;
+    }
+    if (!page.next) break;
+    position = { t: page.next, s: 0 };
+    if (edges.length >= limit || pages >= maxPages) {
+      hasNextPage = true;
+      break;
+    }
+  }
+  return { edges, pageInfo: { hasNextPage, endCursor: edges.at(-1)?.cursor ?? (hasNextPage ? cursorAt(position) : null) } };
 }

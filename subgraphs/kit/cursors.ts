@@ -23,3 +23,20 @@ export function decodeCursor<T extends Record<string, unknown>>(cursor: string, 
   }
   return parsed as T;
 }
+
+/**
+ * Whether an upstream's page token or URL holds one of the caller's credentials, plain,
+ * percent-encoded or inside a base64 segment. Only a token that holds none may travel in a cursor.
+ */
+export function holdsCredential(token: string, secrets: readonly (string | undefined)[]): boolean {
+  const forms = [token];
+  try {
+    forms.push(decodeURIComponent(token));
+  } catch {
+    // A malformed escape is still searched in its raw form.
+  }
+  for (const part of token.split(/[^A-Za-z0-9+/=_-]+/)) {
+    if (part.length >= 8) forms.push(Buffer.from(part, 'base64').toString('latin1'));
+  }
+  return secrets.some((secret) => secret !== undefined && secret.length >= 6 && forms.some((form) => form.includes(secret)));
+}

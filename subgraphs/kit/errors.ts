@@ -69,7 +69,15 @@ export interface UpstreamOutcome {
   retryAfter?: string | null;
   /** The call was a lookup by id: 404 means "no such thing", not a failure. */
   lookup?: boolean;
+  /**
+   * The call followed a page token or URL the upstream handed out. The caller sent nothing of its
+   * own there, so a refusal means the upstream no longer honours it.
+   */
+  cursor?: boolean;
 }
+
+/** What an upstream answers to a page link it no longer honours (the marketplace's `next` URL lives 10 minutes). */
+const CURSOR_REFUSED = new Set([400, 404, 410, 422]);
 
 /** What the upstream said, from whichever error envelope it used. */
 function upstreamMessage(body: unknown): string | undefined {
@@ -116,11 +124,13 @@ function retryAfterSeconds(value: string | null | undefined): number | undefined
  * The one table from upstream outcomes to GraphQL errors. Returns null where the outcome
  * means "nothing there" (404 on a lookup), which the field reports as null without an error.
  */
-export function errorForUpstream({ service, status, body, retryAfter, lookup }: UpstreamOutcome): GraphQLError | null {
+export function errorForUpstream({ service, status, body, retryAfter, lookup, cursor }: UpstreamOutcome): GraphQLError | null {
   const said = upstreamMessage(body);
   const base = { service, status };
   const message = (fallback: string) => `${service}: ${said ?? fallback}`;
   switch (true) {
+    case cursor === true && CURSOR_REFUSED.has(status):
+      return graphError(`${service}: this page is no longer available (${said ?? `HTTP ${status}`}); request the list again without \`after\``, { code: ErrorCode.CursorExpired, ...base });
     case status === 400 || status === 422: {
       const fieldErrors = fieldErrorsOf(body);
       return graphError(message('the request was refused as invalid'), { code: ErrorCode.BadUserInput, ...base, ...(fieldErrors ? { fieldErrors } : {}) });

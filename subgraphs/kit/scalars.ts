@@ -1,4 +1,4 @@
-import { GraphQLError, GraphQLScalarType, Kind } from 'graphql';
+import { GraphQLError, GraphQLScalarType, Kind, type ValueNode } from 'graphql';
 
 const ISO_DATE = /^(\d{4})-(\d{2})-(\d{2})$/;
 
@@ -43,4 +43,31 @@ export const DateTimeScalar = new GraphQLScalarType({
     if (ast.kind !== Kind.STRING) throw new GraphQLError('DateTime must be a string', { extensions: { code: 'BAD_USER_INPUT' } });
     return toIsoInstant(ast.value);
   },
+});
+
+function literalValue(ast: ValueNode): unknown {
+  switch (ast.kind) {
+    case Kind.STRING:
+    case Kind.BOOLEAN:
+    case Kind.ENUM:
+      return ast.value;
+    case Kind.INT:
+    case Kind.FLOAT:
+      return Number(ast.value);
+    case Kind.LIST:
+      return ast.values.map(literalValue);
+    case Kind.OBJECT:
+      return Object.fromEntries(ast.fields.map((field) => [field.name.value, literalValue(field.value)]));
+    default:
+      return null;
+  }
+}
+
+/** An upstream payload whose shape the service does not document, passed through untouched. */
+export const JSONScalar = new GraphQLScalarType({
+  name: 'JSON',
+  description: 'Any JSON value, passed through as the upstream sent it.',
+  serialize: (value) => value,
+  parseValue: (value) => value,
+  parseLiteral: literalValue,
 });

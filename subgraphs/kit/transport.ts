@@ -27,6 +27,8 @@ export interface RestCall {
   secrets?: readonly string[];
   /** Override of the per-call deadline. */
   timeoutMs?: number;
+  /** The path is a page token or URL the upstream handed out: its refusal is `CURSOR_EXPIRED`. */
+  followsCursor?: boolean;
 }
 
 export interface RestResponse {
@@ -248,7 +250,7 @@ export function createRestTransport(options: RestTransportOptions): RestTranspor
       }
       return { status, headers, body, text };
     }
-    const error = errorForUpstream({ service, status, body: body ?? text, retryAfter: headers['retry-after'], lookup });
+    const error = errorForUpstream({ service, status, body: body ?? text, retryAfter: headers['retry-after'], lookup, cursor: call.followsCursor });
     if (!error) return null;
     error.message = scrub(error.message, call.secrets ?? []);
     throw error;

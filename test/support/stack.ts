@@ -51,10 +51,10 @@ export function emulatorControl(url: string): EmulatorControl {
 
 /**
  * The whole graph on port 0 (emulators, subgraphs, gateway), closed after the file's tests.
- * `env` overrides configuration, as an operator would.
+ * `env` overrides configuration, as an operator would; `now` is the clock download links expire by.
  */
-export async function startTestStack(env: Record<string, string> = {}): Promise<TestStack> {
-  const stack = await startStack({ env: { ...env }, logger: testLogger('stack'), ephemeralPorts: true });
+export async function startTestStack(env: Record<string, string> = {}, { now }: { now?: () => number } = {}): Promise<TestStack> {
+  const stack = await startStack({ env: { ...env }, logger: testLogger('stack'), ephemeralPorts: true, ...(now ? { now } : {}) });
   afterAll(() => stack.close());
   const graphqlUrl = stack.gateway.graphqlUrl;
   return {

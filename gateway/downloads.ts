@@ -1,0 +1,60 @@
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import { pipeline } from 'node:stream/promises';
+import { Agent } from 'undici';
+import { sendJson } from '../lib/http.ts';
+import type { Logger } from '../lib/logger.ts';
+import { DOWNLOADS_PATH } from '../subgraphs/kit/downloads.ts';
+
+export { DOWNLOADS_PATH };
+
+/** Response headers a download passes on; nothing else of the subgraph's answer reaches the browser. */
+const PASSED_ON = ['content-type', 'content-length', 'content-disposition', 'cache-control', 'x-content-type-options'];
+const LINK = new RegExp(`^${DOWNLOADS_PATH}([a-z][a-z0-9-]*)/([A-Za-z0-9_-]{1,128})$`);
+const HOST = /^[A-Za-z0-9.-]+(:\d{1,5})?$|^\[[0-9A-Fa-f:.]+\](:\d{1,5})?$/;
+
+/**
+ * The origin subgraphs build absolute links on: `PUBLIC_URL` when configured (behind a proxy it
+ * must be), else the scheme and Host the caller used.
+ */
+export function gatewayOrigin(publicUrl: string | undefined, req: IncomingMessage): string | undefined {
+  if (publicUrl) return new URL(publicUrl).origin;
+  const host = req.headers.host;
+  if (!host || !HOST.test(host)) return undefined;
+  const proto = req.headers['x-forwarded-proto'] === 'https' ? 'https' : 'http';
+  return `${proto}://${host}`;
+}
+
+export interface DownloadProxy {
+  handle(req: IncomingMessage, res: ServerResponse, url: URL): Promise<void>;
+  close(): Promise<void>;
+}
+
+/**
+ * `GET /downloads/<subgraph>/<id>`: streams the subgraph's `/downloads/<id>` to the browser. The
+ * link alone is the authority, so none of the caller's headers travel on (no cookie, no credential).
+ */
+export function createDownloadProxy(subgraphUrls: Record<string, string>, logger: Logger): DownloadProxy {
+  const agent = new Agent({ keepAliveTimeout: 30_000 });
+  return {
+    async handle(req, res, url) {
+      const match = LINK.exec(url.pathname);
+      const subgraphUrl = match && Object.hasOwn(subgraphUrls, match[1]!) ? subgraphUrls[match[1]!] : undefined;
+      if (req.method !== 'GET' || !match || !subgraphUrl) return sendJson(res, 404, { message: 'This download link does not exist.' });
+      let response;
+      try {
+        response = await agent.request({ origin: new URL(subgraphUrl).origin, path: `${DOWNLOADS_PATH}${match[2]}`, method: 'GET' });
+      } catch (error) {
+        logger.warn({ subgraph: match[1], error: (error as { code?: string }).code ?? 'unknown' }, 'download proxy could not reach the subgraph');
+        return sendJson(res, 502, { message: 'The file is unavailable right now. Try again later.' });
+      }
+      const headers: Record<string, string> = {};
+      for (const name of PASSED_ON) {
+        const value = response.headers[name];
+        if (typeof value === 'string') headers[name] = value;
+      }
+      res.writeHead(response.statusCode, headers);
+      await pipeline(response.body, res);
+    },
+    close: () => agent.close(),
+  };
+}

@@ -1,0 +1,116 @@
+import { randomBytes } from 'node:crypto';
+import { pipeline } from 'node:stream/promises';
+import type { Readable } from 'node:stream';
+import { GraphQLError } from 'graphql';
+import { sendJson } from '../../lib/http.ts';
+import type { Logger } from '../../lib/logger.ts';
+import type { SubgraphRoute } from './server.ts';
+
+/**
+ * Download links a browser can follow: `GET <gateway>/downloads/<subgraph>/<id>`. The id is random
+ * and unguessable; what it stands for (including the caller's credential) stays in the subgraph's
+ * memory until it expires, so the URL itself carries nothing secret.
+ */
+export const DOWNLOADS_PATH = '/downloads/';
+
+/** The gateway's public origin, sent to subgraphs so they can hand out absolute links. Not a credential. */
+export const GATEWAY_ORIGIN_HEADER = 'x-gateway-origin';
+
+const ID = /^[A-Za-z0-9_-]{32,64}$/;
+
+export interface DownloadStore<T> {
+  issue(value: T): { id: string; expiresAt: number };
+  /** The value behind a live id; `expired` while a dead one is still remembered. */
+  find(id: string): T | 'expired' | undefined;
+}
+
+export interface DownloadStoreOptions {
+  /** How long a link works. */
+  ttlMs: number;
+  /** @default Date.now */
+  now?: () => number;
+  /** Links kept at most; the oldest go first. @default 10000 */
+  maxEntries?: number;
+}
+
+export function createDownloadStore<T>({ ttlMs, now = Date.now, maxEntries = 10_000 }: DownloadStoreOptions): DownloadStore<T> {
+  const entries = new Map<string, { value: T; expiresAt: number }>();
+  // An expired id answers `expired` for one more lifetime, then is forgotten.
+  const sweep = () => {
+    for (const [id, entry] of entries) if (now() > entry.expiresAt + ttlMs) entries.delete(id);
+  };
+  return {
+    issue(value) {
+      sweep();
+      while (entries.size >= maxEntries) entries.delete(entries.keys().next().value!);
+      const id = randomBytes(24).toString('base64url');
+      const expiresAt = now() + ttlMs;
+      entries.set(id, { value, expiresAt });
+      return { id, expiresAt };
+    },
+    find(id) {
+      const entry = entries.get(id);
+      if (!entry) return undefined;
+      return now() > entry.expiresAt ? 'expired' : entry.value;
+    },
+  };
+}
+
+/** The absolute link on the gateway's origin; relative when the subgraph was reached without the gateway. */
+export function downloadUrl(gatewayOrigin: string | undefined, subgraph: string, id: string): string {
+  return `${gatewayOrigin ?? ''}${DOWNLOADS_PATH}${encodeURIComponent(subgraph)}/${id}`;
+}
+
+/** The gateway origin header's value when it is a bare http(s) origin, else undefined. */
+export function gatewayOriginOf(value: string | string[] | undefined): string | undefined {
+  const text = Array.isArray(value) ? value[0] : value;
+  if (!text) return undefined;
+  try {
+    const url = new URL(text);
+    return (url.protocol === 'http:' || url.protocol === 'https:') && url.origin === text.replace(/\/+$/, '') ? url.origin : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+export interface DownloadFile {
+  contentType: string;
+  filename: string;
+  body: Readable;
+  contentLength?: string;
+}
+
+/**
+ * The subgraph's `GET /downloads/<id>` route: streams the file behind a live id, and answers an
+ * expired or unknown id with 410 or 404 and a message a person can read.
+ */
+export function downloadRoute<T>(store: DownloadStore<T>, open: (value: T) => Promise<DownloadFile>, logger: Logger): SubgraphRoute {
+  return {
+    method: 'GET',
+    path: `${DOWNLOADS_PATH}*`,
+    async handler(_req, res, url) {
+      const id = url.pathname.slice(DOWNLOADS_PATH.length);
+      const value = ID.test(id) ? store.find(id) : undefined;
+      if (value === undefined) return sendJson(res, 404, { message: 'This download link does not exist. Ask the graph for a new one.' });
+      if (value === 'expired') return sendJson(res, 410, { message: 'This download link has expired. Ask the graph for a new one.' });
+      let file: DownloadFile;
+      try {
+        file = await open(value);
+      } catch (error) {
+        const status = error instanceof GraphQLError ? error.extensions.status : undefined;
+        logger.warn({ code: error instanceof GraphQLError ? error.extensions.code : 'unknown', status }, 'download failed upstream');
+        return status === 404
+          ? sendJson(res, 404, { message: 'The file no longer exists upstream.' })
+          : sendJson(res, 502, { message: 'The upstream service could not provide the file. Try again later.' });
+      }
+      res.writeHead(200, {
+        'content-type': file.contentType,
+        'content-disposition': `attachment; filename="${file.filename.replace(/[^\w.-]/g, '_')}"`,
+        'cache-control': 'no-store',
+        'x-content-type-options': 'nosniff',
+        ...(file.contentLength ? { 'content-length': file.contentLength } : {}),
+      });
+      await pipeline(file.body, res);
+    },
+  };
+}

@@ -1,0 +1,44 @@
+import { ConfigError, readInt, readPort, readUrl, type Env } from '../../lib/config.ts';
+
+export interface MarketplaceConfig {
+  port: number;
+  host: string;
+  /** The spec's `{base_url}`: every endpoint but product creation. */
+  apiUrl: string;
+  /** The spec's `{api_url}`, the host its product-creation example targets. @default apiUrl */
+  productsApiUrl: string;
+  /** The marketplace operator's name, the path segment the spec writes `mkt`. @default 'mkt' */
+  marketplace: string;
+  timeoutMs: number;
+  /** How long a label PDF link works. @default 300000 (5 minutes) */
+  downloadTtlMs: number;
+  /** XML invoices larger than this go as a multipart file instead of JSON text. @default 262144 */
+  multipartThresholdBytes: number;
+}
+
+export const MARKETPLACE_SUBGRAPH_PORT = 4002;
+export const MARKETPLACE_EMULATOR_PORT = 4102;
+
+/** The `mkt` path segment: one URL-safe name, shared by the subgraph and the emulator. */
+export function readMarketplaceName(env: Env): string {
+  const name = env.MARKETPLACE_NAME ?? 'mkt';
+  if (!/^[A-Za-z0-9][A-Za-z0-9_-]{0,63}$/.test(name)) {
+    throw new ConfigError(`MARKETPLACE_NAME must be the marketplace operator's path segment (letters, digits, - and _), such as "mkt"; got "${name}".`);
+  }
+  return name;
+}
+
+export function readMarketplaceConfig(env: Env, overrides: Partial<MarketplaceConfig> = {}): MarketplaceConfig {
+  const apiUrl = overrides.apiUrl ?? readUrl(env, 'MARKETPLACE_API_URL') ?? `http://127.0.0.1:${readPort(env, 'MARKETPLACE_EMULATOR_PORT', MARKETPLACE_EMULATOR_PORT)}`;
+  return {
+    port: readPort(env, 'MARKETPLACE_SUBGRAPH_PORT', MARKETPLACE_SUBGRAPH_PORT),
+    host: env.HOST ?? '127.0.0.1',
+    productsApiUrl: readUrl(env, 'MARKETPLACE_PRODUCTS_API_URL') ?? apiUrl,
+    marketplace: readMarketplaceName(env),
+    timeoutMs: readInt(env, 'MARKETPLACE_TIMEOUT_MS', 10_000, { min: 100, max: 120_000 }),
+    downloadTtlMs: readInt(env, 'MARKETPLACE_DOWNLOAD_TTL_MS', 5 * 60_000, { min: 1_000, max: 15 * 60_000 }),
+    multipartThresholdBytes: readInt(env, 'MARKETPLACE_MULTIPART_THRESHOLD_BYTES', 256 * 1024, { min: 1, max: 64 * 1024 * 1024 }),
+    ...overrides,
+    apiUrl,
+  };
+}

@@ -1,0 +1,57 @@
+import type { IncomingMessage } from 'node:http';
+import type { RestTransport } from '../kit/transport.ts';
+import { gatewayOriginOf, GATEWAY_ORIGIN_HEADER, type DownloadStore } from '../kit/downloads.ts';
+import { CREDENTIAL_HEADERS, createMarketplaceClient, type MarketplaceClient, type MarketplaceCredential } from './client.ts';
+import type { MarketplaceConfig } from './config.ts';
+import { createLoaders, type MarketplaceLoaders } from './loaders.ts';
+
+/** What a label PDF link stands for, kept server-side under its random id. */
+export interface LabelsPdfDownload {
+  plpId: string;
+  credential: MarketplaceCredential;
+}
+
+export interface MarketplaceContext {
+  client: MarketplaceClient;
+  loaders: MarketplaceLoaders;
+  /** The caller's credential, kept only to stand behind a download link the caller asks for. */
+  credential: MarketplaceCredential;
+  downloads: DownloadStore<LabelsPdfDownload>;
+  /** The gateway's public origin, for absolute links; undefined when called without the gateway. */
+  gatewayOrigin: string | undefined;
+}
+
+/** What every request's context is built from: shared by the process, holding no caller's data. */
+export interface MarketplaceDependencies {
+  transport: RestTransport;
+  config: MarketplaceConfig;
+  downloads: DownloadStore<LabelsPdfDownload>;
+}
+
+export function credentialOf(headers: IncomingMessage['headers']): MarketplaceCredential {
+  const credential: MarketplaceCredential = {};
+  for (const [field, header] of Object.entries(CREDENTIAL_HEADERS) as [keyof MarketplaceCredential, string][]) {
+    const raw = headers[header];
+    const value = (Array.isArray(raw) ? raw[0] : raw)?.trim();
+    if (value) credential[field] = value;
+  }
+  return credential;
+}
+
+export function clientFor({ transport, config }: MarketplaceDependencies, credential: MarketplaceCredential): MarketplaceClient {
+  return createMarketplaceClient({
+    transport,
+    credential,
+    apiUrl: config.apiUrl,
+    productsApiUrl: config.productsApiUrl,
+    marketplace: config.marketplace,
+    multipartThresholdBytes: config.multipartThresholdBytes,
+  });
+}
+
+/** One request's context: the caller's credentials bound into a client, and fresh loaders over it. */
+export function makeContext(dependencies: MarketplaceDependencies, headers: IncomingMessage['headers']): MarketplaceContext {
+  const credential = credentialOf(headers);
+  const client = clientFor(dependencies, credential);
+  return { client, loaders: createLoaders(client), credential, downloads: dependencies.downloads, gatewayOrigin: gatewayOriginOf(headers[GATEWAY_ORIGIN_HEADER]) };
+}

@@ -1,0 +1,50 @@
+import { badUserInput, ErrorCode, graphError } from '../../kit/errors.ts';
+import { downloadUrl } from '../../kit/downloads.ts';
+import { nonBlank } from '../../kit/validate.ts';
+import type { PlpDto, PlpOrderDto } from '../client.ts';
+import type { MarketplaceContext } from '../context.ts';
+import type { Resolvers } from '../__generated__/resolvers.ts';
+
+/**
+ * A label group as a mutation knows it: grouping answers only a message holding the new id, so
+ * the rest is read from the seller's list, once per request and only when selected.
+ */
+export interface LabelGroupParent {
+  id: string;
+  expiration_date?: string | null;
+  orders?: PlpOrderDto[];
+}
+
+const find = async (id: string, { loaders }: MarketplaceContext): Promise<PlpDto | null> => (await loaders.labelGroups.load('all')).find((plp) => plp.id === id) ?? null;
+
+async function listed(parent: LabelGroupParent, context: MarketplaceContext): Promise<PlpDto> {
+  const found = await find(parent.id, context);
+  if (!found) throw graphError(`marketplace: label group ${parent.id} is not in the seller's list`, { code: ErrorCode.NotFound, service: 'marketplace' });
+  return found;
+}
+
+export const labelGroupResolvers: Resolvers = {
+  Query: {
+    labelGroups: (_parent, _args, { loaders }) => loaders.labelGroups.load('all'),
+    labelGroup: (_parent, { id }, context) => find(id, context),
+  },
+  Mutation: {
+    groupOrders: async (_parent, { orderCodes }, { client }) => {
+      if (orderCodes.length === 0) throw badUserInput('orderCodes', 'must name at least one order');
+      orderCodes.forEach((code) => nonBlank(code, 'orderCodes'));
+      const { id } = await client.groupOrders(orderCodes);
+      return { id };
+    },
+    ungroupLabelGroup: async (_parent, { id }, { client }) => ({ id, ...(await client.ungroupLabelGroup(nonBlank(id, 'id'))) }),
+  },
+  LabelGroup: {
+    __resolveReference: (reference, context) => find(reference.id, context),
+    expirationDate: async (plp, _args, context) => (plp.expiration_date !== undefined ? plp.expiration_date : (await listed(plp, context)).expiration_date),
+    orders: async (plp, _args, context) => plp.orders ?? (await listed(plp, context)).orders,
+    labels: (plp, _args, { loaders }) => loaders.labels.load(plp.id),
+    labelsPdf: (plp, _args, { downloads, credential, gatewayOrigin }) => {
+      const { id, expiresAt } = downloads.issue({ plpId: plp.id, credential });
+      return { url: downloadUrl(gatewayOrigin, 'marketplace', id), expiresAt: new Date(expiresAt).toISOString() };
+    },
+  },
+};

@@ -1,0 +1,57 @@
+import type { ProductDto } from '../client.ts';
+import { forwardConnection } from '../../kit/connections.ts';
+import { maxLength, nonBlank } from '../../kit/validate.ts';
+import type { Resolvers } from '../__generated__/resolvers.ts';
+
+/** The marketplace refuses longer SKUs; refusing them here saves the call. */
+export const MAX_SKU_LENGTH = 25;
+
+/** Leaves out what the caller did not give, rather than sending nulls. */
+function withoutNulls<T extends object>(fields: T): { [K in keyof T]: Exclude<T[K], null> } {
+  return Object.fromEntries(Object.entries(fields).filter(([, value]) => value !== null && value !== undefined)) as { [K in keyof T]: Exclude<T[K], null> };
+}
+
+export const sku = (value: string, argument: string) => maxLength(nonBlank(value, argument), argument, MAX_SKU_LENGTH);
+
+export const productResolvers: Resolvers = {
+  Query: {
+    products: async (_parent, { status, first, after }, { client, loaders }) => {
+      let totalCount: number | null = null;
+      const connection = await forwardConnection<ProductDto>(
+        'marketplace-products',
+        { first, after },
+        {
+          defaultSize: 10,
+          maxSize: 100,
+          filters: { status: status ?? null },
+          fetchPage: async (next) => {
+            const page = await client.listProducts(next ? { next } : { status: status ?? undefined });
+            totalCount = page.total;
+            // Questions or variations in the same request then reuse these products.
+            for (const product of page.products) loaders.product.prime(product.sku, product);
+            return { items: page.products, next: page.next };
+          },
+        },
+      );
+      return { ...connection, totalCount };
+    },
+    product: (_parent, args, { loaders }) => loaders.product.load(args.sku),
+  },
+  Mutation: {
+    createProduct: async (_parent, { input }, { client }) => {
+      const productSku = sku(input.sku, 'input.sku');
+      nonBlank(input.name, 'input.name');
+      (input.variations ?? []).forEach((variation, index) => sku(variation.sku, `input.variations.${index}.sku`));
+      const { promotionalPrice, variationAttributes, variations, ...same } = input;
+      const created = await client.createProduct(
+        withoutNulls({ ...same, sku: productSku, promotional_price: promotionalPrice, variation_attributes: variationAttributes, variations: variations?.map(withoutNulls) }),
+      );
+      return created ?? client.getProduct(productSku);
+    },
+  },
+  Product: {
+    __resolveReference: (reference, { loaders }) => loaders.product.load(reference.sku),
+    promotionalPrice: (product) => product.promotional_price,
+    variationAttributes: (product) => product.variation_attributes,
+  },
+};

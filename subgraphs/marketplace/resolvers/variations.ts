@@ -1,0 +1,50 @@
+import { badUserInput } from '../../kit/errors.ts';
+import { toNumber } from '../../kit/envelopes.ts';
+import { httpUrl, intInRange, nonBlank } from '../../kit/validate.ts';
+import type { VariationChangesDto } from '../client.ts';
+import type { Resolvers, SpecificationInput } from '../__generated__/resolvers.ts';
+
+const MAX_QTY = 2_147_483_647;
+
+/** A price as the service wants it: decimal text with two places, such as `49.90`. */
+export function priceText(price: number, argument: string): string {
+  if (!Number.isFinite(price) || price < 0) throw badUserInput(argument, `must be a non-negative amount; got ${price}`);
+  if (Math.abs(Math.round(price * 100) - price * 100) > 1e-6) throw badUserInput(argument, `may have at most two decimal places; got ${price}`);
+  return price.toFixed(2);
+}
+
+function specifications(list: readonly SpecificationInput[], argument: string): { key: string; value: string }[] {
+  return list.map(({ key, value }) => {
+    nonBlank(key, `${argument}.key`);
+    // A `price` specification sets the price: it must be decimal text like the price update sends.
+    if (key === 'price' && !/^\d+(\.\d{1,2})?$/.test(value)) throw badUserInput(`${argument}.value`, `a price must be decimal text such as "49.90"; got ${JSON.stringify(value)}`);
+    return { key, value };
+  });
+}
+
+export const variationResolvers: Resolvers = {
+  Query: {
+    variation: (_parent, { sku }, { loaders }) => loaders.variation.load(sku),
+  },
+  Mutation: {
+    updateVariation: async (_parent, { sku, input }, { client }) => {
+      const changes: VariationChangesDto = {};
+      if (input.qty !== null && input.qty !== undefined) changes.qty = intInRange(input.qty, 'input.qty', 0, MAX_QTY)!;
+      if (input.ean !== null && input.ean !== undefined) changes.ean = nonBlank(input.ean, 'input.ean');
+      if (input.images) changes.images = input.images.map((image) => httpUrl(image, 'input.images'));
+      if (input.specifications) changes.specifications = specifications(input.specifications, 'input.specifications');
+      if (Object.keys(changes).length === 0) throw badUserInput('input', 'give at least one of qty, ean, images and specifications');
+      return (await client.updateVariation(sku, changes)) ?? client.getVariation(sku);
+    },
+    updateVariationPrice: async (_parent, { sku, price }, { client }) => (await client.updateVariationPrice(sku, priceText(price, 'price'))) ?? client.getVariation(sku),
+    deleteVariation: async (_parent, { sku }, { client }) => {
+      await client.deleteVariation(sku);
+      return { sku };
+    },
+  },
+  Variation: {
+    __resolveReference: (reference, { loaders }) => loaders.variation.load(reference.sku),
+    price: (variation) => toNumber(variation.specifications.find((specification) => specification.key === 'price')?.value) ?? null,
+    product: (variation, _args, { loaders }) => (variation.product_sku ? loaders.product.load(variation.product_sku) : null),
+  },
+};
