@@ -29,3 +29,10 @@ export function headerValue(headers: Record<string, string>, pattern: RegExp): s
   for (const [name, value] of Object.entries(headers)) if (pattern.test(name)) return value;
   return undefined;
 }
+
+/** Liberal readers of upstream JSON: whatever arrives, a value of the wanted type or null. */
+export const asRecord = (value: unknown): Record<string, unknown> => (value && typeof value === 'object' && !Array.isArray(value) ? (value as Record<string, unknown>) : {});
+export const asText = (value: unknown): string | null => (value === undefined || value === null ? null : String(value));
+export const asNumber = (value: unknown): number | null => toNumber(value) ?? null;
+export const asBoolean = (value: unknown): boolean | null => (typeof value === 'boolean' ? value : value === 'true' ? true : value === 'false' ? false : null);
+export const asStrings = (value: unknown): string[] => asArray(value).filter((item) => item !== null && item !== undefined).map(String);

@@ -1,6 +1,6 @@
 import { badUserInput, missingCredential, upstreamContractError } from '../kit/errors.ts';
 import { holdsCredential } from '../kit/cursors.ts';
-import { asArray, toNumber } from '../kit/envelopes.ts';
+import { asArray, asBoolean, asNumber, asRecord, asStrings, asText, toNumber } from '../kit/envelopes.ts';
 import type { RestCall, RestTransport, StreamResponse } from '../kit/transport.ts';
 
 /** The gateway headers that carry a caller's marketplace credentials. */
@@ -213,11 +213,6 @@ interface AuthProfile {
 }
 const FULL: AuthProfile = { identity: 'full', account: 'required' };
 
-const str = (value: unknown): string | null => (value === undefined || value === null ? null : String(value));
-const num = (value: unknown): number | null => toNumber(value) ?? null;
-const bool = (value: unknown): boolean | null => (typeof value === 'boolean' ? value : value === 'true' ? true : value === 'false' ? false : null);
-const record = (value: unknown): Record<string, unknown> => (value && typeof value === 'object' && !Array.isArray(value) ? (value as Record<string, unknown>) : {});
-const strings = (value: unknown): string[] => asArray(value).filter((item) => item !== null && item !== undefined).map(String);
 const segment = encodeURIComponent;
 
 /** `2026-12-01`, from a date or a date-time. */
@@ -228,18 +223,18 @@ function calendarDate(value: unknown): string | null {
 
 function toKeyValues(value: unknown): KeyValueDto[] {
   return asArray(value)
-    .map(record)
+    .map(asRecord)
     .filter((entry) => entry.key !== undefined)
-    .map((entry) => ({ key: String(entry.key), value: str(entry.value) }));
+    .map((entry) => ({ key: String(entry.key), value: asText(entry.value) }));
 }
 
 function toVariation(raw: unknown, productSku: string | null): VariationDto {
-  const variation = record(raw);
+  const variation = asRecord(raw);
   return {
     sku: String(variation.sku ?? ''),
-    qty: num(variation.qty),
-    ean: str(variation.ean),
-    images: strings(variation.images),
+    qty: asNumber(variation.qty),
+    ean: asText(variation.ean),
+    images: asStrings(variation.images),
     specifications: toKeyValues(variation.specifications),
     product_sku: productSku,
   };
@@ -247,86 +242,86 @@ function toVariation(raw: unknown, productSku: string | null): VariationDto {
 
 /** `{variation, product: {sku}}`, as GET and (liberally) PUT answer; null when the body holds no variation. */
 function toVariationEnvelope(body: unknown): VariationDto | null {
-  const envelope = record(body);
+  const envelope = asRecord(body);
   if (!envelope.variation || typeof envelope.variation !== 'object') return null;
-  return toVariation(envelope.variation, str(record(envelope.product).sku));
+  return toVariation(envelope.variation, asText(asRecord(envelope.product).sku));
 }
 
 function toProduct(raw: unknown): ProductDto {
-  const product = record(raw);
+  const product = asRecord(raw);
   const sku = String(product.sku ?? '');
   return {
     sku,
-    name: str(product.name),
-    description: str(product.description),
-    status: str(product.status),
-    qty: num(product.qty),
-    price: num(product.price),
-    promotional_price: num(product.promotional_price),
-    cost: num(product.cost),
-    weight: num(product.weight),
-    height: num(product.height),
-    width: num(product.width),
-    length: num(product.length),
-    brand: str(product.brand),
-    ean: str(product.ean),
-    nbm: str(product.nbm),
-    categories: asArray(product.categories).map((item) => ({ code: str(record(item).code), name: str(record(item).name) })),
-    images: strings(product.images),
+    name: asText(product.name),
+    description: asText(product.description),
+    status: asText(product.status),
+    qty: asNumber(product.qty),
+    price: asNumber(product.price),
+    promotional_price: asNumber(product.promotional_price),
+    cost: asNumber(product.cost),
+    weight: asNumber(product.weight),
+    height: asNumber(product.height),
+    width: asNumber(product.width),
+    length: asNumber(product.length),
+    brand: asText(product.brand),
+    ean: asText(product.ean),
+    nbm: asText(product.nbm),
+    categories: asArray(product.categories).map((item) => ({ code: asText(asRecord(item).code), name: asText(asRecord(item).name) })),
+    images: asStrings(product.images),
     specifications: toKeyValues(product.specifications),
     variations: asArray(product.variations).map((item) => toVariation(item, sku)),
-    variation_attributes: strings(product.variation_attributes),
+    variation_attributes: asStrings(product.variation_attributes),
   };
 }
 
 function toQuestion(raw: unknown): QuestionDto {
-  const question = record(raw);
-  const answer = question.answer && typeof question.answer === 'object' ? record(question.answer) : undefined;
-  const customer = question.customer && typeof question.customer === 'object' ? record(question.customer) : undefined;
+  const question = asRecord(raw);
+  const answer = question.answer && typeof question.answer === 'object' ? asRecord(question.answer) : undefined;
+  const customer = question.customer && typeof question.customer === 'object' ? asRecord(question.customer) : undefined;
   return {
     id: String(question.id ?? ''),
-    answered: bool(question.answered),
-    message: str(question.message),
-    answer: answer ? { message: str(answer.message), created_on: str(answer.created_on) } : null,
-    name: str(question.name),
-    sku: str(question.sku),
-    tags: strings(question.tags),
-    created_on: str(question.created_on),
-    customer: customer ? { name: str(customer.name) } : null,
+    answered: asBoolean(question.answered),
+    message: asText(question.message),
+    answer: answer ? { message: asText(answer.message), created_on: asText(answer.created_on) } : null,
+    name: asText(question.name),
+    sku: asText(question.sku),
+    tags: asStrings(question.tags),
+    created_on: asText(question.created_on),
+    customer: customer ? { name: asText(customer.name) } : null,
   };
 }
 
 function toPlp(raw: unknown): PlpDto {
-  const plp = record(raw);
+  const plp = asRecord(raw);
   return {
     id: String(plp.id ?? ''),
     expiration_date: calendarDate(plp.expiration_date),
-    orders: asArray(plp.orders).map((item) => ({ code: String(record(item).code ?? ''), customer: str(record(item).customer), value: num(record(item).value) })),
+    orders: asArray(plp.orders).map((item) => ({ code: String(asRecord(item).code ?? ''), customer: asText(asRecord(item).customer), value: asNumber(asRecord(item).value) })),
   };
 }
 
 function toFreight(raw: unknown): FreightDto {
-  const freight = record(raw);
-  const account = freight.account ? record(freight.account) : undefined;
-  const request = freight.request ? record(freight.request) : undefined;
-  const response = freight.response ? record(freight.response) : undefined;
+  const freight = asRecord(raw);
+  const account = freight.account ? asRecord(freight.account) : undefined;
+  const request = freight.request ? asRecord(freight.request) : undefined;
+  const response = freight.response ? asRecord(freight.response) : undefined;
   return {
-    account: account ? { id: str(account.id), name: str(account.name) } : null,
-    created_at: str(freight.created_at),
-    sale_system: str(freight.sale_system),
+    account: account ? { id: asText(account.id), name: asText(account.name) } : null,
+    created_at: asText(freight.created_at),
+    sale_system: asText(freight.sale_system),
     request: request
-      ? { path: str(request.path), zipcode: str(request.zipcode), products: asArray(request.products).map((item) => ({ sku: str(record(item).sku), qty: num(record(item).qty) })) }
+      ? { path: asText(request.path), zipcode: asText(request.zipcode), products: asArray(request.products).map((item) => ({ sku: asText(asRecord(item).sku), qty: asNumber(asRecord(item).qty) })) }
       : null,
     response: response
       ? {
-          render: str(response.render),
+          render: asText(response.render),
           products: asArray(response.products).map((item) => ({
-            sku: str(record(item).sku),
-            category_names: strings(record(item).category_names),
-            freights: asArray(record(item).freights).map((option) => {
-              const entry = record(option);
+            sku: asText(asRecord(item).sku),
+            category_names: asStrings(asRecord(item).category_names),
+            freights: asArray(asRecord(item).freights).map((option) => {
+              const entry = asRecord(option);
               // Amounts arrive as text ("19.90").
-              return { shipping_method: str(entry.shipping_method), courier_name: str(entry.courier_name), quantity: num(entry.quantity), amount: num(entry.amount), delivery_time: num(entry.delivery_time) };
+              return { shipping_method: asText(entry.shipping_method), courier_name: asText(entry.courier_name), quantity: asNumber(entry.quantity), amount: asNumber(entry.amount), delivery_time: asNumber(entry.delivery_time) };
             }),
           })),
         }
@@ -337,28 +332,28 @@ function toFreight(raw: unknown): FreightDto {
 function toStatusType(raw: unknown): StatusTypeDto {
   // The element shape is not documented: a bare string, or an object naming its code somehow.
   if (typeof raw === 'string' || typeof raw === 'number') return { code: String(raw), name: String(raw) };
-  const entry = record(raw);
+  const entry = asRecord(raw);
   const code = entry.code ?? entry.id ?? entry.status ?? entry.value ?? entry.key ?? '';
-  return { code: String(code), name: str(entry.name ?? entry.description ?? entry.label ?? entry.title) };
+  return { code: String(code), name: asText(entry.name ?? entry.description ?? entry.label ?? entry.title) };
 }
 
 function toSymbolicReturn(raw: unknown): SymbolicReturnDto {
-  const entry = record(raw);
+  const entry = asRecord(raw);
   return {
-    access_key: str(entry.access_key),
-    number: str(entry.number),
-    series: str(entry.series),
-    issued_at: str(entry.issued_at),
-    cd_vat_number: str(entry.cd_vat_number),
-    delivery: str(entry.delivery),
-    order_access_key: str(entry.order_access_key),
-    xml: str(entry.xml),
+    access_key: asText(entry.access_key),
+    number: asText(entry.number),
+    series: asText(entry.series),
+    issued_at: asText(entry.issued_at),
+    cd_vat_number: asText(entry.cd_vat_number),
+    delivery: asText(entry.delivery),
+    order_access_key: asText(entry.order_access_key),
+    xml: asText(entry.xml),
   };
 }
 
 /** The PLP id inside `Plp 7003 agrupada com sucesso.`, or a field should the service ever send one. */
 export function plpIdOf(body: unknown): string | undefined {
-  const value = record(body);
+  const value = asRecord(body);
   if (value.plp_id !== undefined || value.id !== undefined) return String(value.plp_id ?? value.id);
   const message = typeof value.message === 'string' ? value.message : typeof body === 'string' ? body : '';
   return /\bplp\D{0,5}(\d+)/i.exec(message)?.[1];
@@ -416,7 +411,7 @@ export function createMarketplaceClient(options: MarketplaceClientOptions): Mark
   return {
     async listLabelGroups() {
       const response = await transport.request(authenticated({ operation: 'listLabelGroups', method: 'GET', path: shipments }));
-      return asArray(record(response.body).plp).map(toPlp);
+      return asArray(asRecord(response.body).plp).map(toPlp);
     },
 
     async groupOrders(orderCodes) {
@@ -424,12 +419,12 @@ export function createMarketplaceClient(options: MarketplaceClientOptions): Mark
       const response = await transport.request(authenticated({ operation: 'groupOrders', method: 'POST', path: shipments, body: { json: { order_remote_codes: orderCodes } } }));
       const id = plpIdOf(response.body ?? response.text);
       if (!id) throw upstreamContractError(SERVICE, 'the orders were grouped but the answer names no PLP id', response.status);
-      return { id, message: str(record(response.body).message) };
+      return { id, message: asText(asRecord(response.body).message) };
     },
 
     async ungroupLabelGroup(id) {
       const response = await transport.request(authenticated({ operation: 'ungroupLabelGroup', method: 'DELETE', path: shipments, body: { json: { plp_id: id } } }));
-      return { message: str(record(response.body).message) };
+      return { message: asText(asRecord(response.body).message) };
     },
 
     async getLabels(id) {
@@ -446,7 +441,7 @@ export function createMarketplaceClient(options: MarketplaceClientOptions): Mark
       const response = await transport.request(
         authenticated({ operation: 'listQuestions', method: 'GET', path: '/questions', query: { platform, status, cursor }, ...(cursor ? { followsCursor: true } : {}) }),
       );
-      const body = record(response.body);
+      const body = asRecord(response.body);
       const next = typeof body.cursor === 'string' && body.cursor !== '' ? body.cursor : null;
       return { questions: asArray(body.questions).map(toQuestion), cursor: vetted(next) };
     },
@@ -464,7 +459,7 @@ export function createMarketplaceClient(options: MarketplaceClientOptions): Mark
       const form = new FormData();
       form.append('answer', answer);
       const response = await transport.request(authenticated({ operation: 'answerQuestion', method: 'POST', path: `/questions/${segment(id)}/answer`, body: { multipart: form } }));
-      return record(response.body).id !== undefined ? toQuestion(response.body) : null;
+      return asRecord(response.body).id !== undefined ? toQuestion(response.body) : null;
     },
 
     async getVariation(sku) {
@@ -501,10 +496,10 @@ export function createMarketplaceClient(options: MarketplaceClientOptions): Mark
           { identity: 'full', account: 'absent' },
         ),
       );
-      return asArray(record(response.body).stock).map((raw) => {
-        const entry = record(raw);
+      return asArray(asRecord(response.body).stock).map((raw) => {
+        const entry = asRecord(raw);
         // Quantities arrive as text.
-        return { sku: String(entry.sku ?? ''), recipient_document: str(entry.recipient_document), deposit_type: str(entry.deposit_type), stock: num(entry.stock), reserved_stock: num(entry.reserved_stock) };
+        return { sku: String(entry.sku ?? ''), recipient_document: asText(entry.recipient_document), deposit_type: asText(entry.deposit_type), stock: asNumber(entry.stock), reserved_stock: asNumber(entry.reserved_stock) };
       });
     },
 
@@ -513,7 +508,7 @@ export function createMarketplaceClient(options: MarketplaceClientOptions): Mark
         authenticated({ operation: 'listSymbolicReturns', method: 'GET', path: `${fulfillment}/delivery/nfe`, query: { cd_vat_number: cdVatNumber, delivery, order_access_key: orderAccessKey } }),
       );
       // The body is not documented: a bare list, or one under a key.
-      const body = record(response.body);
+      const body = asRecord(response.body);
       const list = Array.isArray(response.body) ? response.body : asArray(body.nfe ?? body.nfes ?? body.invoices ?? body.symbolic_returns);
       return list.map(toSymbolicReturn);
     },
@@ -529,8 +524,8 @@ export function createMarketplaceClient(options: MarketplaceClientOptions): Mark
         call = { operation: 'listProducts', method: 'GET', path: '/products', query: { 'filters[status]': params.status } };
       }
       const response = await transport.request(authenticated(call));
-      const body = record(response.body);
-      return { products: asArray(body.products).map(toProduct), total: num(body.total), next: nextPath(body.next) };
+      const body = asRecord(response.body);
+      return { products: asArray(body.products).map(toProduct), total: asNumber(body.total), next: nextPath(body.next) };
     },
 
     async getProduct(sku) {
@@ -543,20 +538,20 @@ export function createMarketplaceClient(options: MarketplaceClientOptions): Mark
       const response = await transport.request(
         authenticated({ operation: 'createProduct', method: 'POST', path: `${options.productsApiUrl.replace(/\/+$/, '')}/products`, body: { json: { product } } }),
       );
-      const body = record(response.body);
+      const body = asRecord(response.body);
       const created = body.product && typeof body.product === 'object' ? body.product : body;
-      return record(created).sku !== undefined ? toProduct(created) : null;
+      return asRecord(created).sku !== undefined ? toProduct(created) : null;
     },
 
     async listFreights() {
       const response = await transport.request(authenticated({ operation: 'listFreights', method: 'GET', path: '/freights' }, { identity: 'apiKey', account: 'required' }));
-      return asArray(record(response.body).freight).map(toFreight);
+      return asArray(asRecord(response.body).freight).map(toFreight);
     },
 
     async listStatusTypes() {
       const response = await transport.request(authenticated({ operation: 'listStatusTypes', method: 'GET', path: '/status_types' }));
       const body = response.body;
-      return (Array.isArray(body) ? body : asArray(record(body).status_types)).map(toStatusType);
+      return (Array.isArray(body) ? body : asArray(asRecord(body).status_types)).map(toStatusType);
     },
   };
 }

@@ -1,5 +1,5 @@
 import { missingCredential, upstreamContractError } from '../kit/errors.ts';
-import { asArray, headerValue, toNumber } from '../kit/envelopes.ts';
+import { asArray, asBoolean, asNumber, asRecord, asText, headerValue, toNumber } from '../kit/envelopes.ts';
 import type { RestCall, RestTransport } from '../kit/transport.ts';
 
 /** The gateway header that carries a caller's recognition token. */
@@ -176,91 +176,87 @@ export function serviceDate(iso: string): string {
   return `${day} ${MONTHS[Number(month) - 1]} ${year}`;
 }
 
-const str = (value: unknown): string | null => (value === undefined || value === null ? null : String(value));
-const int = (value: unknown): number | null => toNumber(value) ?? null;
-const bool = (value: unknown): boolean | null => (typeof value === 'boolean' ? value : value === 'true' ? true : value === 'false' ? false : null);
-const record = (value: unknown): Record<string, unknown> => (value && typeof value === 'object' && !Array.isArray(value) ? (value as Record<string, unknown>) : {});
 
 export function toUser(raw: unknown): UserDto {
-  const user = record(raw);
+  const user = asRecord(raw);
   const custom_properties = Object.entries(user)
     .filter(([name, value]) => !KNOWN_USER_KEYS.has(name) && (typeof value === 'string' || typeof value === 'number'))
     .map(([name, value]) => ({ name, value: String(value) }));
   return {
     id: String(user.id),
-    short_name: str(user.short_name),
-    display_name: str(user.display_name),
-    username: str(user.username),
-    email: str(user.email),
-    path: str(user.path),
-    full_pic_url: str(user.full_pic_url),
-    profile_pic_url: str(user.profile_pic_url),
-    first_name: str(user.first_name),
-    last_name: str(user.last_name),
-    last_active_at: str(user.last_active_at),
-    external_unique_id: str(user.external_unique_id),
-    budget_boost: int(user.budget_boost),
-    user_mode: str(user.user_mode),
-    country: str(user.country),
-    time_zone: str(user.time_zone),
-    can_give: bool(user.can_give),
-    can_receive: bool(user.can_receive),
-    earning_balance: int(user.earning_balance),
-    lifetime_earnings: int(user.lifetime_earnings),
-    giving_balance: int(user.giving_balance),
-    earning_balance_with_currency: str(user.earning_balance_with_currency),
-    lifetime_earnings_with_currency: str(user.lifetime_earnings_with_currency),
-    giving_balance_with_currency: str(user.giving_balance_with_currency),
-    status: str(user.status),
+    short_name: asText(user.short_name),
+    display_name: asText(user.display_name),
+    username: asText(user.username),
+    email: asText(user.email),
+    path: asText(user.path),
+    full_pic_url: asText(user.full_pic_url),
+    profile_pic_url: asText(user.profile_pic_url),
+    first_name: asText(user.first_name),
+    last_name: asText(user.last_name),
+    last_active_at: asText(user.last_active_at),
+    external_unique_id: asText(user.external_unique_id),
+    budget_boost: asNumber(user.budget_boost),
+    user_mode: asText(user.user_mode),
+    country: asText(user.country),
+    time_zone: asText(user.time_zone),
+    can_give: asBoolean(user.can_give),
+    can_receive: asBoolean(user.can_receive),
+    earning_balance: asNumber(user.earning_balance),
+    lifetime_earnings: asNumber(user.lifetime_earnings),
+    giving_balance: asNumber(user.giving_balance),
+    earning_balance_with_currency: asText(user.earning_balance_with_currency),
+    lifetime_earnings_with_currency: asText(user.lifetime_earnings_with_currency),
+    giving_balance_with_currency: asText(user.giving_balance_with_currency),
+    status: asText(user.status),
     custom_properties,
   };
 }
 
 function toLeaderboard(body: unknown): LeaderboardEntryDto[] {
   // The leaderboard body is undocumented: accept a bare array or one wrapped in an envelope.
-  const list = Array.isArray(body) ? body : asArray(record(body).result ?? record(body).results ?? record(body).leaderboard);
-  return list.map((item) => ({ count: int(record(item).count) ?? 0, user: toUser(record(item).user) }));
+  const list = Array.isArray(body) ? body : asArray(asRecord(body).result ?? asRecord(body).results ?? asRecord(body).leaderboard);
+  return list.map((item) => ({ count: asNumber(asRecord(item).count) ?? 0, user: toUser(asRecord(item).user) }));
 }
 
 function toRichText(raw: unknown): RichTextDto | null {
   if (!raw || typeof raw !== 'object') return typeof raw === 'string' ? { text: raw, html: null } : null;
-  return { text: str(record(raw).text), html: str(record(raw).html) };
+  return { text: asText(asRecord(raw).text), html: asText(asRecord(raw).html) };
 }
 
 function toReward(raw: unknown): RewardDto {
-  const reward = record(raw);
+  const reward = asRecord(raw);
   return {
     id: String(reward.id),
-    name: str(reward.name),
-    price: int(reward.price),
-    display_price: str(reward.display_price),
+    name: asText(reward.name),
+    price: asNumber(reward.price),
+    display_price: asText(reward.display_price),
     description: toRichText(reward.description),
-    image_url: str(reward.image_url),
-    disclaimer_html: str(reward.disclaimer_html),
-    warning: str(reward.warning),
+    image_url: asText(reward.image_url),
+    disclaimer_html: asText(reward.disclaimer_html),
+    warning: asText(reward.warning),
     quantity: toNumber(reward.quantity) ?? null,
-    type: str(reward.type),
+    type: asText(reward.type),
   };
 }
 
 function toRedemption(raw: unknown): RedemptionDto {
-  const redemption = record(raw);
-  const details = redemption.reward_details ? record(redemption.reward_details) : undefined;
+  const redemption = asRecord(raw);
+  const details = redemption.reward_details ? asRecord(redemption.reward_details) : undefined;
   return {
     id: String(redemption.id),
-    created_at: str(redemption.created_at),
-    state: str(redemption.state),
-    certificate_url: str(redemption.certificate_url),
-    claim_url: str(redemption.claim_url),
-    auto_approvable: bool(redemption.auto_approvable),
+    created_at: asText(redemption.created_at),
+    state: asText(redemption.state),
+    certificate_url: asText(redemption.certificate_url),
+    claim_url: asText(redemption.claim_url),
+    auto_approvable: asBoolean(redemption.auto_approvable),
     reward_details: details
-      ? { id: String(details.id), name: str(details.name), price: int(details.price), display_price: str(details.display_price), type: str(details.type), image_url: str(details.image_url) }
+      ? { id: String(details.id), name: asText(details.name), price: asNumber(details.price), display_price: asText(details.display_price), type: asText(details.type), image_url: asText(details.image_url) }
       : null,
   };
 }
 
 function toWebhook(raw: unknown): WebhookDto {
-  const webhook = record(raw);
+  const webhook = asRecord(raw);
   return {
     id: String(webhook.id),
     url: String(webhook.url ?? ''),
@@ -269,12 +265,12 @@ function toWebhook(raw: unknown): WebhookDto {
 }
 
 function toConfirmation(body: unknown): ConfirmationDto {
-  const value = record(body);
-  return { success: value.success !== false, message: str(value.message) };
+  const value = asRecord(body);
+  return { success: value.success !== false, message: asText(value.message) };
 }
 
 function idOf(body: unknown): string {
-  const id = record(body).id;
+  const id = asRecord(body).id;
   if (id === undefined || id === null) throw upstreamContractError(SERVICE, 'the answer carries no id');
   return String(id);
 }
@@ -323,8 +319,8 @@ export function createRecognitionClient({ transport, token }: { transport: RestT
     async listApiKeys({ userId }) {
       const response = await transport.request(read({ operation: 'listApiKeys', path: '/api_keys', query: { user_id: userId } }));
       return asArray(response.body).map((raw) => {
-        const key = record(raw);
-        return { id: String(key.id), label: String(key.label ?? ''), read_only: bool(key.read_only) ?? false };
+        const key = asRecord(raw);
+        return { id: String(key.id), label: String(key.label ?? ''), read_only: asBoolean(key.read_only) ?? false };
       });
     },
 
@@ -347,7 +343,7 @@ export function createRecognitionClient({ transport, token }: { transport: RestT
 
     async getTrends() {
       const response = await transport.request(read({ operation: 'getTrends', path: '/analytics/trends' }));
-      return asArray(response.body).map((raw) => ({ hashtag: String(record(raw).hashtag ?? ''), count: int(record(raw).count) ?? 0 }));
+      return asArray(response.body).map((raw) => ({ hashtag: String(asRecord(raw).hashtag ?? ''), count: asNumber(asRecord(raw).count) ?? 0 }));
     },
 
     async getLeaderboard({ direction, hashtag, team, startDate, endDate }) {
@@ -378,27 +374,27 @@ export function createRecognitionClient({ transport, token }: { transport: RestT
         read({ operation: 'listRewards', path: '/rewards', query: { catalog_country: catalogCountry, request_country: requestCountry, personalize_for: personalizeFor } }),
       );
       return asArray(response.body).map((raw) => {
-        const group = record(raw);
-        const rewards = record(group.rewards);
+        const group = asRecord(raw);
+        const rewards = asRecord(group.rewards);
         return {
           type: String(group.type ?? ''),
           name: String(group.name ?? ''),
           rewards: asArray(Array.isArray(group.rewards) ? group.rewards : rewards.items).map((rawItem) => {
-            const item = record(rawItem);
+            const item = asRecord(rawItem);
             return {
               name: String(item.name ?? ''),
-              image_url: str(item.image_url),
-              minimum_display_price: str(item.minimum_display_price),
+              image_url: asText(item.image_url),
+              minimum_display_price: asText(item.minimum_display_price),
               description: toRichText(item.description),
-              disclaimer_html: str(item.disclaimer_html),
-              warning: str(item.warning),
+              disclaimer_html: asText(item.disclaimer_html),
+              warning: asText(item.warning),
               denominations: asArray(item.denominations).map((rawDenomination) => {
-                const denomination = record(rawDenomination);
+                const denomination = asRecord(rawDenomination);
                 return {
                   id: String(denomination.id),
-                  name: str(denomination.name),
-                  price: int(denomination.price),
-                  display_price: str(denomination.display_price),
+                  name: asText(denomination.name),
+                  price: asNumber(denomination.price),
+                  display_price: asText(denomination.display_price),
                   ...(requestCountry ? { request_country: requestCountry } : {}),
                 };
               }),

@@ -1,4 +1,4 @@
-import { asArray, toNumber } from '../kit/envelopes.ts';
+import { asArray, asRecord, toNumber } from '../kit/envelopes.ts';
 import { DeliveryRejected, contentHash, type ParsedDelivery } from '../kit/events/webhookReceiver.ts';
 import { toUser, type UserDto, type WebhookEventTypeDto } from './client.ts';
 
@@ -28,7 +28,6 @@ export interface AchievementDto {
 /** What the event log holds for one recognition event. */
 export type RecognitionEventPayload = { type: 'bonus.created'; bonus: BonusDto } | { type: 'achievement_event.created'; achievement: AchievementDto };
 
-const record = (value: unknown): Record<string, unknown> => (value && typeof value === 'object' && !Array.isArray(value) ? (value as Record<string, unknown>) : {});
 const text = (value: unknown): string | null => (value === undefined || value === null || value === '' ? null : String(value));
 
 export function toBonus(raw: Record<string, unknown>): BonusDto {
@@ -62,11 +61,11 @@ export function toAchievement(raw: Record<string, unknown>): AchievementDto {
  * entity under `data` (bare or wrapped as `data.bonus`), or at the top as `bonus`/`achievement`.
  */
 export function parseRecognitionDelivery(body: unknown): ParsedDelivery {
-  const envelope = record(body);
+  const envelope = asRecord(body);
   const type = String(envelope.type ?? envelope.event_type ?? envelope.event ?? '') as WebhookEventTypeDto | '';
-  const data = record(envelope.data);
+  const data = asRecord(envelope.data);
   if (type === 'bonus.created') {
-    const bonus = toBonus(record(data.bonus ?? envelope.bonus ?? (Object.keys(data).length ? data : undefined)));
+    const bonus = toBonus(asRecord(data.bonus ?? envelope.bonus ?? (Object.keys(data).length ? data : undefined)));
     return {
       type,
       // The bonus id is the upstream's own id for this event: a redelivery carries the same one.
@@ -77,7 +76,7 @@ export function parseRecognitionDelivery(body: unknown): ParsedDelivery {
     };
   }
   if (type === 'achievement_event.created') {
-    const achievement = toAchievement(record(data.achievement ?? envelope.achievement ?? (Object.keys(data).length ? data : undefined)));
+    const achievement = toAchievement(asRecord(data.achievement ?? envelope.achievement ?? (Object.keys(data).length ? data : undefined)));
     return {
       type,
       dedupeKey: `${type}:${achievement.id}`,

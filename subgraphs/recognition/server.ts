@@ -3,7 +3,7 @@ import { parse } from 'graphql';
 import type { GraphQLResolverMap } from '@apollo/subgraph/dist/schema-helper/resolverMap.js';
 import type { Logger } from '../../lib/logger.ts';
 import { Gauge } from 'prom-client';
-import { createMetrics } from '../../lib/metrics.ts';
+import { createMetrics, observeUpstream } from '../../lib/metrics.ts';
 import { createRestTransport } from '../kit/transport.ts';
 import type { SubgraphDefinition } from '../kit/server.ts';
 import type { EventLog } from '../kit/events/eventLog.ts';
@@ -28,10 +28,7 @@ export async function createRecognitionSubgraph(config: RecognitionConfig, logge
     baseUrl: `${config.apiUrl}/api/v1`,
     timeoutMs: config.timeoutMs,
     logger,
-    observe: ({ operation, status, durationMs }) => {
-      metrics.upstreamCalls.inc({ service: 'recognition', operation, status: String(status) });
-      metrics.upstreamSeconds.observe({ service: 'recognition', operation }, durationMs / 1000);
-    },
+    observe: observeUpstream(metrics, 'recognition'),
   });
   const events: EventLog = config.redisUrl
     ? await createRedisLog({ url: config.redisUrl, prefix: 'graph:recognition', maxLength: config.eventLogSize, logger })
