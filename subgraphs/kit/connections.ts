@@ -170,7 +170,11 @@ export interface NumberedListOptions<T> {
  * pages are read at the window's own size, so a client paging with a constant `first` costs one
  * call per page.
  */
-export async function pageNumberedConnection<T>(kind: string, args: { first?: number | null; after?: string | null }, options: NumberedListOptions<T>): Promise<Connection<T>> {
+export async function pageNumberedConnection<T>(
+  kind: string,
+  args: { first?: number | null; after?: string | null },
+  options: NumberedListOptions<T>,
+): Promise<Connection<T> & { totalCount: number | null }> {
   const { firstPage, fetchPage } = options;
   const window = offsetWindow(kind, args, options);
   const size = window.limit;
@@ -183,5 +187,5 @@ export async function pageNumberedConnection<T>(kind: string, args: { first?: nu
   const totalCount = last.totalCount ?? null;
   // Without a total, a full last page may be followed by more.
   const hasNextPage = totalCount !== null ? window.offset + items.length < totalCount : all.length > start + window.limit || last.items.length === size;
-  return offsetConnection(kind, items, { offset: window.offset, hasNextPage, totalCount });
+  return { ...offsetConnection(kind, items, { offset: window.offset, hasNextPage }), totalCount };
 }
