@@ -1,6 +1,6 @@
 import type DataLoader from 'dataloader';
-import { createPerKeyLoader } from '../kit/loaders.ts';
-import type { DashboardDto, DashboardsClient, EnvironmentDto, WidgetDto } from './client.ts';
+import { createOnceLoader, createPerKeyLoader } from '../kit/loaders.ts';
+import type { DashboardDto, DashboardsClient, DimensionGroupDto, EnvironmentDto, StatsDto, WidgetDto } from './client.ts';
 
 export interface WidgetKey {
   /** The dashboard's id or slug. */
@@ -14,6 +14,9 @@ export interface DashboardsLoaders {
   /** Environments by id or slug: widgets name theirs by slug, so each distinct slug costs one call. */
   environment: DataLoader<string, EnvironmentDto | null>;
   widget: DataLoader<WidgetKey, WidgetDto | null, string>;
+  /** The account's stats and the dimension groups: one call each, however many fields ask. */
+  stats: DataLoader<'all', StatsDto>;
+  dimensionGroups: DataLoader<'all', DimensionGroupDto[]>;
 }
 
 /** Caches a resource under both keys it can be asked by, replacing what a write made stale. */
@@ -38,5 +41,7 @@ export function createLoaders(client: DashboardsClient): DashboardsLoaders {
     dashboard: byIdOrSlug((ref) => client.getDashboard(ref)),
     environment: byIdOrSlug((ref) => client.getEnvironment(ref)),
     widget: createPerKeyLoader((key: WidgetKey) => client.getWidget(key.dashboard, key.id), { cacheKeyFn: (key) => `${key.dashboard}\u0000${key.id}` }),
+    stats: createOnceLoader(() => client.getStats()),
+    dimensionGroups: createOnceLoader(() => client.browseGrouped()),
   };
 }

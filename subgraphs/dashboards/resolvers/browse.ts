@@ -6,8 +6,8 @@ export const browseResolvers: Resolvers = {
   Query: {
     dimensionValues: (_parent, { dimension, size, filters }, { client }) =>
       client.browseValues({ dimension, ...(size !== null && size !== undefined ? { size } : {}), ...(filters ? { filters } : {}) }),
-    dimensionGroups: (_parent, _args, { client }) => client.browseGrouped(),
-    dashboardStats: (_parent, _args, { client }) => client.getStats(),
+    dimensionGroups: (_parent, _args, { loaders }) => loaders.dimensionGroups.load('all'),
+    dashboardStats: (_parent, _args, { loaders }) => loaders.stats.load('all'),
   },
   DashboardStats: {
     averageRequestsPerSecond: (stats) => whole(stats.avgReqPerSec),
