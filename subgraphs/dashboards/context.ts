@@ -1,5 +1,6 @@
 import type { IncomingMessage } from 'node:http';
 import type { RestTransport } from '../kit/transport.ts';
+import { credentialHeader } from '../kit/server.ts';
 import { CREDENTIAL_HEADER, createDashboardsClient, type DashboardsClient, type StatsDto } from './client.ts';
 import { createLoaders, type DashboardsLoaders } from './loaders.ts';
 
@@ -16,9 +17,6 @@ export interface DashboardsDependencies {
 
 /** One request's context: the caller's token bound into a client, and fresh loaders over it. */
 export function makeContext({ transport, onStats }: DashboardsDependencies, headers: IncomingMessage['headers']): DashboardsContext {
-  const raw = headers[CREDENTIAL_HEADER];
-  const value = Array.isArray(raw) ? raw[0] : raw;
-  const token = typeof value === 'string' && value.trim() ? value.trim() : undefined;
-  const client = createDashboardsClient({ transport, token, ...(onStats ? { onStats } : {}) });
+  const client = createDashboardsClient({ transport, token: credentialHeader(headers, CREDENTIAL_HEADER), ...(onStats ? { onStats } : {}) });
   return { client, loaders: createLoaders(client) };
 }
