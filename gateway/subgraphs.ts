@@ -16,6 +16,7 @@ export const SUBGRAPHS: readonly SubgraphEntry[] = [
     defaultPort: 4002,
     credentialHeaders: ['x-marketplace-email', 'x-marketplace-api-key', 'x-marketplace-account-key', 'x-marketplace-user-token'],
   },
+  { name: 'dashboards', defaultPort: 4003, credentialHeaders: ['x-dashboards-token'] },
 ];
 
 export const subgraphUrlEnv = (name: string) => `${name.toUpperCase().replace(/-/g, '_')}_SUBGRAPH_URL`;

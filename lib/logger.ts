@@ -26,6 +26,7 @@ const REDACT_PATHS = [
   '*.headers["x-marketplace-account-key"]',
   '*.headers["x-marketplace-user-token"]',
   '*.headers["x-dashboards-token"]',
+  '*.headers["service-token"]',
   'token',
   'accessToken',
   'secret',

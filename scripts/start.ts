@@ -6,6 +6,9 @@ import { startStack } from '../stack/startStack.ts';
 runMain(async () => {
   const logger = createLogger({ name: 'stack', level: process.env.LOG_LEVEL ?? 'warn' });
   const stack = await startStack({ env: process.env, logger });
+  const curl = `curl -s ${stack.gateway.graphqlUrl} -H 'content-type: application/json' ${Object.entries(stack.demoHeaders)
+    .map(([name, value]) => `-H '${name}: ${value}'`)
+    .join(' ')}`;
   const lines = [
     '',
     `Gateway:  ${stack.gateway.graphqlUrl}   (open it in a browser for Apollo Sandbox, demo headers preset)`,
@@ -21,9 +24,8 @@ runMain(async () => {
     JSON.stringify(stack.demoHeaders, null, 2),
     '',
     'Try:',
-    `  curl -s ${stack.gateway.graphqlUrl} -H 'content-type: application/json' ${Object.entries(stack.demoHeaders)
-      .map(([name, value]) => `-H '${name}: ${value}'`)
-      .join(' ')} -d '{"query":"{ rewardCatalog { name rewards { name } } redemption(id: \\"rd_001\\") { state reward { name displayPrice } } }"}'`,
+    `  ${curl} -d '{"query":"{ rewardCatalog { name rewards { name } } redemption(id: \\"rd_001\\") { state reward { name displayPrice } } }"}'`,
+    `  ${curl} -d '{"query":"{ dashboard(slug: \\"api-health\\") { name widgets { totalCount edges { node { title environment { name isDefault } } } } } dashboardStats { quotaRemaining } }"}'`,
     '',
     'Subscriptions (graphql-ws on the same URL as ws://…/graphql with the headers as connectionParams, or SSE with Accept: text/event-stream):',
     '  subscription { bonusCreated { occurredAt bonus { hashtag reason giver { displayName } receivers { displayName } } } }',

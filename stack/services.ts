@@ -11,6 +11,10 @@ import { createMarketplaceEmulator } from '../emulators/marketplace/emulator.ts'
 import { DEMO_CREDENTIALS } from '../emulators/marketplace/data.ts';
 import { readMarketplaceConfig, readMarketplaceName } from '../subgraphs/marketplace/config.ts';
 import { createMarketplaceSubgraph } from '../subgraphs/marketplace/server.ts';
+import { createDashboardsEmulator } from '../emulators/dashboards/emulator.ts';
+import { DEMO_TOKEN as DASHBOARDS_DEMO_TOKEN } from '../emulators/dashboards/data.ts';
+import { DASHBOARDS_EMULATOR_PORT, DASHBOARDS_SUBGRAPH_PORT, readDashboardsConfig } from '../subgraphs/dashboards/config.ts';
+import { createDashboardsSubgraph } from '../subgraphs/dashboards/server.ts';
 
 export interface SubgraphStartOptions {
   /** The upstream's base URL (the spec's `{base_url}`). */
@@ -71,5 +75,16 @@ export const SERVICES: readonly ServiceModule[] = [
     startEmulator: (port, host, env) => startEmulator(createMarketplaceEmulator({ marketplace: readMarketplaceName(env) }), port, host),
     startSubgraph: ({ apiUrl, port, host, logger, env, now }) =>
       startSubgraph(createMarketplaceSubgraph(readMarketplaceConfig(env, { apiUrl, port, host }), logger, now ? { now } : {}), { port, host }),
+  },
+  {
+    name: 'dashboards',
+    apiUrlEnv: 'DASHBOARDS_API_URL',
+    emulatorPortEnv: 'DASHBOARDS_EMULATOR_PORT',
+    defaultEmulatorPort: DASHBOARDS_EMULATOR_PORT,
+    subgraphPortEnv: 'DASHBOARDS_SUBGRAPH_PORT',
+    defaultSubgraphPort: DASHBOARDS_SUBGRAPH_PORT,
+    demoHeaders: { 'x-dashboards-token': DASHBOARDS_DEMO_TOKEN },
+    startEmulator: (port, host) => startEmulator(createDashboardsEmulator(), port, host),
+    startSubgraph: ({ apiUrl, port, host, logger, env }) => startSubgraph(createDashboardsSubgraph(readDashboardsConfig(env, { apiUrl, port, host }), logger), { port, host }),
   },
 ];

@@ -149,3 +149,43 @@ export async function forwardConnection<T>(kind: string, args: { first?: number 
   }
   return { edges, pageInfo: { hasNextPage, endCursor: edges.at(-1)?.cursor ?? (hasNextPage ? cursorAt(position) : null) } };
 }
+
+/** One page of a list the upstream pages by number. */
+export interface NumberedPage<T> {
+  items: T[];
+  /** The whole list's length, when the upstream tells it. */
+  totalCount?: number | null;
+}
+
+export interface NumberedListOptions<T> {
+  defaultSize: number;
+  maxSize: number;
+  /** The number of the upstream's first page. */
+  firstPage: 0 | 1;
+  fetchPage(page: number, pageSize: number): Promise<NumberedPage<T>>;
+}
+
+/**
+ * A connection over an upstream paged by number. `first` and `after` are checked before any call;
+ * pages are read at the window's own size, so a client paging with a constant `first` costs one
+ * call per page.
+ */
+export async function pageNumberedConnection<T>(
+  kind: string,
+  args: { first?: number | null; after?: string | null },
+  options: NumberedListOptions<T>,
+): Promise<Connection<T> & { totalCount: number | null }> {
+  const { firstPage, fetchPage } = options;
+  const window = offsetWindow(kind, args, options);
+  const size = window.limit;
+  const pages = pagesCovering(window, size, firstPage);
+  const fetched = await Promise.all(pages.map((page) => fetchPage(page, size)));
+  const start = window.offset - (pages[0]! - firstPage) * size;
+  const all = fetched.flatMap((page) => page.items);
+  const items = all.slice(start, start + window.limit);
+  const last = fetched.at(-1)!;
+  const totalCount = last.totalCount ?? null;
+  // Without a total, a full last page may be followed by more.
+  const hasNextPage = totalCount !== null ? window.offset + items.length < totalCount : all.length > start + window.limit || last.items.length === size;
+  return { ...offsetConnection(kind, items, { offset: window.offset, hasNextPage }), totalCount };
+}

@@ -112,6 +112,35 @@ export function fieldErrorsOf(body: unknown): FieldError[] | undefined {
   return out.length ? out : undefined;
 }
 
+/** Field errors as one readable line, for a validation body that carries no message of its own. */
+function describeFieldErrors(fieldErrors: readonly FieldError[]): string {
+  return fieldErrors.map(({ field, messages }) => `${field}: ${messages.join(', ')}`).join('; ');
+}
+
+/** The HTTP status an error body names in its own `code`: a number, or its digits as text. */
+function declaredStatus(body: unknown): number | undefined {
+  if (!body || typeof body !== 'object') return undefined;
+  const code = (body as Record<string, unknown>).code;
+  const value = typeof code === 'number' ? code : typeof code === 'string' && /^\s*\d{3}\s*$/.test(code) ? Number(code) : undefined;
+  return value !== undefined && Number.isInteger(value) && value >= 400 && value <= 599 ? value : undefined;
+}
+
+/** Statuses with a row of their own in the table below; any other failure is UPSTREAM_ERROR unless its body says more. */
+const STATUS_ROWS = new Set([400, 401, 403, 404, 409, 418, 422, 429, 449]);
+
+/**
+ * The row an outcome falls under. Some services answer every failure with one generic status and
+ * say in the body what happened, so a status without a row of its own (5xx, 405...) is read
+ * through the body: field errors mean the input was refused, and a `code` naming a status that has
+ * a row is that row. A status with a row of its own always stands.
+ */
+function rowStatus(status: number, body: unknown, fieldErrors: FieldError[] | undefined): number {
+  if (STATUS_ROWS.has(status)) return status;
+  if (fieldErrors) return 400;
+  const declared = declaredStatus(body);
+  return declared !== undefined && STATUS_ROWS.has(declared) ? declared : status;
+}
+
 function retryAfterSeconds(value: string | null | undefined): number | undefined {
   if (!value) return undefined;
   const seconds = Number(value);
@@ -126,30 +155,35 @@ function retryAfterSeconds(value: string | null | undefined): number | undefined
  */
 export function errorForUpstream({ service, status, body, retryAfter, lookup, cursor }: UpstreamOutcome): GraphQLError | null {
   const said = upstreamMessage(body);
+  const fieldErrors = fieldErrorsOf(body);
+  const row = rowStatus(status, body, fieldErrors);
+  // `status` stays the HTTP status the upstream answered, whichever row the outcome falls under.
   const base = { service, status };
   const message = (fallback: string) => `${service}: ${said ?? fallback}`;
   switch (true) {
     case cursor === true && CURSOR_REFUSED.has(status):
       return graphError(`${service}: this page is no longer available (${said ?? `HTTP ${status}`}); request the list again without \`after\``, { code: ErrorCode.CursorExpired, ...base });
-    case status === 400 || status === 422: {
-      const fieldErrors = fieldErrorsOf(body);
-      return graphError(message('the request was refused as invalid'), { code: ErrorCode.BadUserInput, ...base, ...(fieldErrors ? { fieldErrors } : {}) });
-    }
-    case status === 401:
+    case row === 400 || row === 422:
+      return graphError(message(fieldErrors ? describeFieldErrors(fieldErrors) : 'the request was refused as invalid'), {
+        code: ErrorCode.BadUserInput,
+        ...base,
+        ...(fieldErrors ? { fieldErrors } : {}),
+      });
+    case row === 401:
       return graphError(message('the credential was refused'), { code: ErrorCode.Unauthenticated, ...base });
-    case status === 403:
+    case row === 403:
       return graphError(message('the credential may not do this'), { code: ErrorCode.Forbidden, ...base });
-    case status === 404:
+    case row === 404:
       return lookup ? null : graphError(message('not found'), { code: ErrorCode.NotFound, ...base });
-    case status === 409:
+    case row === 409:
       return graphError(message('conflict'), { code: ErrorCode.Conflict, ...base });
-    case status === 418:
+    case row === 418:
       return graphError(message("I'm a teapot"), { code: ErrorCode.Teapot, ...base });
-    case status === 429: {
+    case row === 429: {
       const after = retryAfterSeconds(retryAfter);
       return graphError(message('rate limit reached'), { code: ErrorCode.RateLimited, ...base, ...(after !== undefined ? { retryAfterSeconds: after } : {}) });
     }
-    case status === 449:
+    case row === 449:
       // The service documents a five-minute wait and sends no Retry-After.
       return graphError(message('the data is not ready yet'), { code: ErrorCode.DataNotReady, ...base, retryAfterSeconds: 300 });
     default:

@@ -31,3 +31,14 @@ export function createPerKeyLoader<K, V, C = K>(fetchOne: (key: K) => Promise<V>
     cacheKeyFn ? { cacheKeyFn } : {},
   );
 }
+
+/**
+ * A loader of one upstream resource that has no key (a whole list, the account's stats): however
+ * many fields of a request ask for it, it is fetched once.
+ */
+export function createOnceLoader<V>(fetch: () => Promise<V>): DataLoader<'all', V> {
+  return new DataLoader(async (keys) => {
+    const value = await fetch();
+    return keys.map(() => value);
+  });
+}

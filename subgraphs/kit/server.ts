@@ -36,6 +36,16 @@ export interface SubgraphDefinition<Context extends BaseContext> {
   dispose?(): Promise<void>;
 }
 
+/**
+ * A caller's credential from the headers the gateway forwarded (or a WebSocket's connection
+ * parameters): the first value, trimmed; undefined when absent or blank.
+ */
+export function credentialHeader(headers: IncomingMessage['headers'] | Record<string, unknown>, name: string): string | undefined {
+  const raw = headers[name];
+  const value = Array.isArray(raw) ? raw[0] : raw;
+  return typeof value === 'string' && value.trim() ? value.trim() : undefined;
+}
+
 export interface StartOptions {
   port: number;
   /** @default '127.0.0.1' */

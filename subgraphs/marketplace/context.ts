@@ -1,5 +1,6 @@
 import type { IncomingMessage } from 'node:http';
 import type { RestTransport } from '../kit/transport.ts';
+import { credentialHeader } from '../kit/server.ts';
 import { gatewayOriginOf, GATEWAY_ORIGIN_HEADER, type DownloadStore } from '../kit/downloads.ts';
 import { CREDENTIAL_HEADERS, createMarketplaceClient, type MarketplaceClient, type MarketplaceCredential } from './client.ts';
 import type { MarketplaceConfig } from './config.ts';
@@ -31,8 +32,7 @@ export interface MarketplaceDependencies {
 export function credentialOf(headers: IncomingMessage['headers']): MarketplaceCredential {
   const credential: MarketplaceCredential = {};
   for (const [field, header] of Object.entries(CREDENTIAL_HEADERS) as [keyof MarketplaceCredential, string][]) {
-    const raw = headers[header];
-    const value = (Array.isArray(raw) ? raw[0] : raw)?.trim();
+    const value = credentialHeader(headers, header);
     if (value) credential[field] = value;
   }
   return credential;

@@ -1,5 +1,5 @@
-import DataLoader from 'dataloader';
-import { createPerKeyLoader } from '../kit/loaders.ts';
+import type DataLoader from 'dataloader';
+import { createOnceLoader, createPerKeyLoader } from '../kit/loaders.ts';
 import type { MarketplaceClient, PlpDto, ProductDto, QuestionDto, VariationDto } from './client.ts';
 
 export interface MarketplaceLoaders {
@@ -19,10 +19,7 @@ export function createLoaders(client: MarketplaceClient): MarketplaceLoaders {
     product: createPerKeyLoader((sku: string) => client.getProduct(sku)),
     question: createPerKeyLoader((id: string) => client.getQuestion(id)),
     variation: createPerKeyLoader((sku: string) => client.getVariation(sku)),
-    labelGroups: new DataLoader(async (keys) => {
-      const list = await client.listLabelGroups();
-      return keys.map(() => list);
-    }),
+    labelGroups: createOnceLoader(() => client.listLabelGroups()),
     labels: createPerKeyLoader((id: string) => client.getLabels(id)),
   };
 }

@@ -1,5 +1,6 @@
 import type { IncomingMessage } from 'node:http';
 import type { RestTransport } from '../kit/transport.ts';
+import { credentialHeader } from '../kit/server.ts';
 import type { EventLog } from '../kit/events/eventLog.ts';
 import { CREDENTIAL_HEADER, createRecognitionClient, type RecognitionClient } from './client.ts';
 import { createLoaders, type RecognitionLoaders } from './loaders.ts';
@@ -19,10 +20,7 @@ export interface RecognitionDependencies {
 
 /** One request's context: the caller's credential bound into a client, and fresh loaders over it. */
 export function makeContext({ transport, events }: RecognitionDependencies, headers: IncomingMessage['headers'] | Record<string, unknown>): RecognitionContext {
-  const raw = headers[CREDENTIAL_HEADER];
-  const value = Array.isArray(raw) ? raw[0] : raw;
-  const token = typeof value === 'string' && value.trim() ? value.trim() : undefined;
-  const client = createRecognitionClient({ transport, token });
+  const client = createRecognitionClient({ transport, token: credentialHeader(headers, CREDENTIAL_HEADER) });
   return { client, loaders: createLoaders(client), events };
 }
 

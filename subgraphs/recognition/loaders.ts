@@ -1,5 +1,5 @@
-import DataLoader from 'dataloader';
-import { createPerKeyLoader } from '../kit/loaders.ts';
+import type DataLoader from 'dataloader';
+import { createOnceLoader, createPerKeyLoader } from '../kit/loaders.ts';
 import type { RecognitionClient, RedemptionDto, RewardDto, WebhookDto } from './client.ts';
 
 export interface RewardKey {
@@ -21,9 +21,6 @@ export function createLoaders(client: RecognitionClient): RecognitionLoaders {
       cacheKeyFn: (key) => `${key.id}\u0000${key.requestCountry ?? ''}`,
     }),
     redemption: createPerKeyLoader((id: string) => client.getRedemption(id)),
-    webhooks: new DataLoader(async (keys) => {
-      const list = await client.listWebhooks();
-      return keys.map(() => list);
-    }),
+    webhooks: createOnceLoader(() => client.listWebhooks()),
   };
 }

@@ -30,7 +30,7 @@ describe('the gateway', () => {
     expect(health.status).toBe(200);
     const ready = await fetch(`${t.stack.gateway.url}/ready`);
     expect(ready.status).toBe(200);
-    expect(await ready.json()).toMatchObject({ ready: true, supergraphLoaded: true, subgraphs: { recognition: 'up' } });
+    expect(await ready.json()).toMatchObject({ ready: true, supergraphLoaded: true, subgraphs: { recognition: 'up', dashboards: 'up' } });
   });
 
   it('serves Apollo Sandbox on GET /graphql with the demo headers preset', async () => {
@@ -39,6 +39,7 @@ describe('the gateway', () => {
     const html = await page.text();
     expect(html).toContain('EmbeddedSandbox');
     expect(html).toContain('x-recognition-token');
+    expect(html).toContain('x-dashboards-token');
   });
 
   it('exposes Prometheus metrics', async () => {

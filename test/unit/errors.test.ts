@@ -35,4 +35,26 @@ describe('the error table', () => {
     expect(fieldErrorsOf({ errors: [{ field: 'slug', messages: ['taken'] }] })).toEqual([{ field: 'slug', messages: ['taken'] }]);
     expect(fieldErrorsOf({ errors: ['plain'] })).toBeUndefined();
   });
+
+  it('reads a validation body as BAD_USER_INPUT whatever generic status carries it', () => {
+    const body = { code: '400', message: 'Validation failed', errors: [{ name: 'name', errors: ['is required'] }] };
+    expect(code(500, body)).toMatchObject({ code: 'BAD_USER_INPUT', status: 500, fieldErrors: [{ field: 'name', messages: ['is required'] }] });
+    expect(code(405, { code: 400, fields: [{ name: 'size', errors: ['must be a number'] }] })).toMatchObject({ code: 'BAD_USER_INPUT', status: 405 });
+    // Without a message of its own, the field errors are the message.
+    expect(errorForUpstream({ service: 'svc', status: 400, body: { fields: [{ name: 'name', errors: ['is required', 'is too short'] }] } })!.message).toBe('svc: name: is required, is too short');
+  });
+
+  it('maps a generic status by the `code` its body names, as a number or as text', () => {
+    expect(code(500, { code: 401, message: 'bad token', fields: [] })).toMatchObject({ code: 'UNAUTHENTICATED', status: 500 });
+    expect(code(500, { code: ' 429 ', message: 'quota' })).toMatchObject({ code: 'RATE_LIMITED' });
+    expect(errorForUpstream({ service: 'svc', status: 500, body: { code: '404' }, lookup: true })).toBeNull();
+    expect(code(500, { code: 'E_INTERNAL', message: 'boom' })).toMatchObject({ code: 'UPSTREAM_ERROR', status: 500 });
+    expect(code(500, { code: 500 })).toMatchObject({ code: 'UPSTREAM_ERROR' });
+  });
+
+  it('keeps a status that has a row of its own, whatever the body says', () => {
+    expect(code(401, { code: 400, fields: [{ name: 'service-token', errors: ['is invalid'] }] })).toMatchObject({ code: 'UNAUTHENTICATED' });
+    expect(code(409, { code: '400', fields: [{ name: 'slug', errors: ['is taken'] }] })).toMatchObject({ code: 'CONFLICT' });
+    expect(code(400, { code: 401 })).toMatchObject({ code: 'BAD_USER_INPUT' });
+  });
 });

@@ -1,5 +1,5 @@
 import { badUserInput } from '../../kit/errors.ts';
-import { offsetConnection, offsetWindow, pagesCovering } from '../../kit/connections.ts';
+import { pageNumberedConnection } from '../../kit/connections.ts';
 import { nonBlank } from '../../kit/validate.ts';
 import type { Resolvers } from '../__generated__/resolvers.ts';
 
@@ -8,20 +8,14 @@ const MAX_PER_PAGE = 100;
 
 export const fulfillmentResolvers: Resolvers = {
   Query: {
-    fulfillmentStock: async (_parent, { recipientDocument, sku, first, after }, { client }) => {
-      const window = offsetWindow('marketplace-stock', { first, after }, { defaultSize: 20, maxSize: MAX_PER_PAGE });
-      // Pages of the window's own size: a client paging with a constant `first` costs one call per page.
-      const perPage = window.limit;
-      const pages = pagesCovering(window, perPage, 1);
-      const fetched = await Promise.all(
-        pages.map((page) => client.listStock({ recipientDocument: recipientDocument ?? undefined, sku: sku ?? undefined, page, perPage })),
-      );
-      const start = window.offset - (pages[0]! - 1) * perPage;
-      const items = fetched.flat();
-      // No total upstream: a full last page may be followed by more.
-      const hasNextPage = items.length > start + window.limit || fetched.at(-1)!.length === perPage;
-      return offsetConnection('marketplace-stock', items.slice(start, start + window.limit), { offset: window.offset, hasNextPage });
-    },
+    // No total upstream: the kit reads a full last page as "maybe more".
+    fulfillmentStock: (_parent, { recipientDocument, sku, first, after }, { client }) =>
+      pageNumberedConnection('marketplace-stock', { first, after }, {
+        defaultSize: 20,
+        maxSize: MAX_PER_PAGE,
+        firstPage: 1,
+        fetchPage: async (page, perPage) => ({ items: await client.listStock({ recipientDocument: recipientDocument ?? undefined, sku: sku ?? undefined, page, perPage }) }),
+      }),
     symbolicReturnInvoices: (_parent, { cdVatNumber, delivery, orderAccessKey }, { client }) => {
       if (!delivery && !orderAccessKey) throw badUserInput('delivery', 'give at least one of delivery and orderAccessKey');
       return client.listSymbolicReturns({ cdVatNumber: cdVatNumber ?? undefined, delivery: delivery ?? undefined, orderAccessKey: orderAccessKey ?? undefined });

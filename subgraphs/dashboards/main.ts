@@ -1,0 +1,12 @@
+import { runMain } from '../../lib/config.ts';
+import { createLogger } from '../../lib/logger.ts';
+import { startSubgraph } from '../kit/server.ts';
+import { readDashboardsConfig } from './config.ts';
+import { createDashboardsSubgraph } from './server.ts';
+
+runMain(async () => {
+  const config = readDashboardsConfig(process.env);
+  const logger = createLogger({ name: 'dashboards-subgraph' });
+  const { url } = await startSubgraph(createDashboardsSubgraph(config, logger), { port: config.port, host: config.host });
+  console.log(`dashboards subgraph on ${url}/graphql (upstream ${config.apiUrl})`);
+});

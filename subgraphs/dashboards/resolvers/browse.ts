@@ -1,0 +1,18 @@
+import type { Resolvers } from '../__generated__/resolvers.ts';
+
+const whole = (value: number | null) => (value === null ? null : Math.round(value));
+
+export const browseResolvers: Resolvers = {
+  Query: {
+    dimensionValues: (_parent, { dimension, size, filters }, { client }) =>
+      client.browseValues({ dimension, ...(size !== null && size !== undefined ? { size } : {}), ...(filters ? { filters } : {}) }),
+    dimensionGroups: (_parent, _args, { loaders }) => loaders.dimensionGroups.load('all'),
+    dashboardStats: (_parent, _args, { loaders }) => loaders.stats.load('all'),
+  },
+  DashboardStats: {
+    averageRequestsPerSecond: (stats) => whole(stats.avgReqPerSec),
+    requestCount: (stats) => stats.nbReq,
+    quotaRemaining: (stats) => stats.rateLimitingRemaining,
+    quotaBase: (stats) => stats.rateLimitingBase,
+  },
+};

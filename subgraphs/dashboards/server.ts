@@ -1,0 +1,53 @@
+import { readFileSync } from 'node:fs';
+import { parse } from 'graphql';
+import { Gauge } from 'prom-client';
+import type { GraphQLResolverMap } from '@apollo/subgraph/dist/schema-helper/resolverMap.js';
+import type { Logger } from '../../lib/logger.ts';
+import { createMetrics, observeUpstream } from '../../lib/metrics.ts';
+import { createRestTransport } from '../kit/transport.ts';
+import type { SubgraphDefinition } from '../kit/server.ts';
+import type { StatsDto } from './client.ts';
+import type { DashboardsConfig } from './config.ts';
+import { makeContext, type DashboardsContext } from './context.ts';
+import { resolvers } from './resolvers/index.ts';
+
+const typeDefs = parse(readFileSync(new URL('../../schema/dashboards.graphql', import.meta.url), 'utf8'));
+
+/** The dashboards subgraph, built but not listening: `main.ts` and the tests start it. */
+export function createDashboardsSubgraph(config: DashboardsConfig, logger: Logger): SubgraphDefinition<DashboardsContext> {
+  const metrics = createMetrics('dashboards');
+  const transport = createRestTransport({
+    service: 'dashboards',
+    baseUrl: config.apiUrl,
+    timeoutMs: config.timeoutMs,
+    logger,
+    observe: observeUpstream(metrics, 'dashboards'),
+  });
+  // Labelled so that no series shows before the service has reported a quota: an unlabelled gauge would read 0.
+  const quotaRemaining = new Gauge({
+    name: 'dashboards_quota_remaining',
+    help: 'Requests left in the account quota, as the service last reported in its stats (the token is never a label)',
+    labelNames: ['service'] as const,
+    registers: [metrics.registry],
+  });
+  const quotaBase = new Gauge({
+    name: 'dashboards_quota_base',
+    help: 'The account quota of a period, as the service last reported in its stats',
+    labelNames: ['service'] as const,
+    registers: [metrics.registry],
+  });
+  const onStats = ({ rateLimitingRemaining, rateLimitingBase }: StatsDto) => {
+    if (rateLimitingRemaining !== null) quotaRemaining.set({ service: 'dashboards' }, rateLimitingRemaining);
+    if (rateLimitingBase !== null) quotaBase.set({ service: 'dashboards' }, rateLimitingBase);
+  };
+
+  return {
+    name: 'dashboards',
+    typeDefs,
+    resolvers: resolvers as GraphQLResolverMap<DashboardsContext>,
+    context: (headers) => makeContext({ transport, onStats }, headers),
+    metrics,
+    logger,
+    dispose: () => transport.close(),
+  };
+}
