@@ -24,6 +24,8 @@ if (!file) {
   process.exit(2);
 }
 const rows = Number(rowsArg ?? 25);
+// Piped into `head`, stop quietly when the reader has had enough.
+process.stdout.on('error', () => process.exit(0));
 const profile = JSON.parse(readFileSync(file, 'utf8')) as CpuProfile;
 const byId = new Map(profile.nodes.map((node) => [node.id, node]));
 

@@ -18,7 +18,7 @@ import { launchStack } from './stack.ts';
 const quick = process.env.BENCH_QUICK === '1';
 // Sized so the whole run stays under 5 minutes on 2 cores: 16 scenarios of about 11 s.
 const settings = quick
-  ? { roundMs: 150, rounds: 2, warmupMs: 100, economyRuns: 2 }
+  ? { roundMs: 100, rounds: 2, warmupMs: 50, economyRuns: 2 }
   : { roundMs: 1250, rounds: 4, warmupMs: 500, economyRuns: 5 };
 const CONCURRENCIES = [1, 32];
 const EMULATOR_LATENCIES_MS = [0, 20];
