@@ -39,10 +39,10 @@ export function createGraphClient(graphqlUrl: string, headers: Record<string, st
 export function createUpstreamClient(origins: Record<string, string>): UpstreamClient {
   const pools = new Map(Object.entries(origins).map(([service, origin]) => [service, new Pool(origin, { connections: FLOOR_CONNECTIONS, pipelining: 1 })]));
   return {
-    async get(service, path) {
+    async get(service, path, headers) {
       const pool = pools.get(service);
       if (!pool) throw new Error(`no emulator for ${service}`);
-      const response = await pool.request({ method: 'GET', path, headers: { accept: 'application/json' } });
+      const response = await pool.request({ method: 'GET', path, headers: { accept: 'application/json', ...headers } });
       const text = await response.body.text();
       if (response.statusCode < 200 || response.statusCode >= 300) throw new Error(`${service} answered ${response.statusCode} to GET ${path.split('?')[0]}`);
       return JSON.parse(text);

@@ -1,10 +1,11 @@
+import { DEMO_CREDENTIALS } from '../emulators/marketplace/data.ts';
 import { DEMO_TOKENS } from '../emulators/recognition/data.ts';
 import { serviceDate } from '../subgraphs/recognition/client.ts';
 
 /** The floor's HTTP client: straight to an emulator, as a hand-written client of the REST API. */
 export interface Upstream {
   /** GETs a path (with its query) from a service's emulator and parses the JSON; a non-2xx answer throws. */
-  get(service: string, path: string): Promise<unknown>;
+  get(service: string, path: string, headers?: Record<string, string>): Promise<unknown>;
 }
 
 /**
@@ -28,7 +29,13 @@ export interface ReferenceOperation {
 const token = DEMO_TOKENS.admin;
 const recognition = (path: string) => `/api/v1${path}${path.includes('?') ? '&' : '?'}access_token=${token}`;
 
+// The marketplace's own header names, as its spec documents them.
+const marketplaceHeaders = { 'x-user-email': DEMO_CREDENTIALS.email, 'x-api-key': DEMO_CREDENTIALS.apiKey, 'x-accountmanager-key': DEMO_CREDENTIALS.accountKey };
+
 const REWARD_ID = 'rw_bookshop_25';
+const SKU = 'SKU-0003';
+/** The upstream's page size: one page is one call. */
+const PRODUCTS_PAGE = 10;
 // rd_001..rd_020 of the seeded data; redemption i redeems reward i % 8, so they share 8 rewards.
 const REDEMPTION_IDS = Array.from({ length: 20 }, (_, index) => `rd_${String(index + 1).padStart(3, '0')}`);
 const DISTINCT_REWARDS = 8;
@@ -85,6 +92,24 @@ export const REFERENCE_OPERATIONS: readonly ReferenceOperation[] = [
       const list = data.redemptions as ({ reward?: { id?: string } | null } | null)[];
       return lengthIs(list, REDEMPTION_IDS.length, 'redemptions') ?? (list.every((item) => item?.reward?.id) ? undefined : 'a redemption came without its reward');
     },
+  },
+  {
+    name: 'product',
+    description: 'a marketplace product by SKU',
+    query:
+      'query Product($sku: String!) { product(sku: $sku) { sku name description status qty price promotionalPrice brand ean categories { code name } images variations { sku qty price } } }',
+    variables: { sku: SKU },
+    floor: (upstream) => upstream.get('marketplace', `/products/${SKU}`, marketplaceHeaders),
+    minUpstreamCalls: 1,
+    check: (data) => ((data.product as { sku?: string } | null)?.sku === SKU ? undefined : `expected product ${SKU}`),
+  },
+  {
+    name: 'products10',
+    description: 'a page of 10 marketplace products',
+    query: `{ products(first: ${PRODUCTS_PAGE}) { totalCount pageInfo { hasNextPage endCursor } edges { cursor node { sku name status qty price brand images variations { sku qty } } } } }`,
+    floor: (upstream) => upstream.get('marketplace', '/products', marketplaceHeaders),
+    minUpstreamCalls: 1,
+    check: (data) => lengthIs((data.products as { edges?: unknown } | null)?.edges, PRODUCTS_PAGE, 'products'),
   },
 ];
 

@@ -75,7 +75,12 @@ export async function launchStack({ nodeFlags = () => [] }: LaunchStackOptions =
       SERVICES.map(async (service) => {
         const emulator = await start(`${service.name}-emulator`, `emulators/${service.name}/main.ts`, { [service.emulatorPortEnv]: '0' });
         const origin = new URL(emulator.url).origin;
-        const subgraph = await start(`${service.name}-subgraph`, `subgraphs/${service.name}/main.ts`, { [service.subgraphPortEnv]: '0', [service.apiUrlEnv]: origin });
+        // As `npm start` runs it over its emulator (the recognition subgraph registers its webhook there).
+        const subgraph = await start(`${service.name}-subgraph`, `subgraphs/${service.name}/main.ts`, {
+          ...service.emulatedEnv,
+          [service.subgraphPortEnv]: '0',
+          [service.apiUrlEnv]: origin,
+        });
         return { service, origin, subgraphUrl: subgraph.url };
       }),
     );

@@ -5,6 +5,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, describe, expect, it } from 'vitest';
 import type { BenchReport } from '../../bench/report.ts';
+import { SERVICES } from '../../stack/services.ts';
 
 const root = fileURLToPath(new URL('../..', import.meta.url));
 const dir = mkdtempSync(join(tmpdir(), 'bench-'));
@@ -39,7 +40,8 @@ describe('npm run bench', () => {
         expect(side.n).toBeGreaterThan(0);
       }
     }
-    expect(Object.keys(report.peakRssMiB).sort()).toEqual(['gateway', 'recognition-emulator', 'recognition-subgraph']);
+    const processes = ['gateway', ...SERVICES.flatMap((service) => [`${service.name}-emulator`, `${service.name}-subgraph`])];
+    expect(Object.keys(report.peakRssMiB).sort()).toEqual(processes.sort());
     for (const mib of Object.values(report.peakRssMiB)) expect(mib).toBeGreaterThan(0);
     expect(report.targets.find((target) => target.target.includes('upstream calls'))?.met).toBe(true);
     expect(run.stdout).toContain('Upstream calls per operation');
