@@ -112,10 +112,3 @@ export const REFERENCE_OPERATIONS: readonly ReferenceOperation[] = [
     check: (data) => lengthIs((data.products as { edges?: unknown } | null)?.edges, PRODUCTS_PAGE, 'products'),
   },
 ];
-
-/*
- * Subscriptions (webhook-to-client latency with 1, 100 and 1,000 subscribers, events/s sustained)
- * are not measured yet: the graph has no Subscription type. They will be a second list beside
- * this one (subscription document, the emulator trigger that makes the upstream push an event,
- * subscriber counts), run by its own scenario in run.ts and reported under `subscriptions`.
- */

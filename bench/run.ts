@@ -6,6 +6,7 @@ import { REFERENCE_OPERATIONS } from './operations.ts';
 import { REPO_ROOT, RUNTIME_FLAGS } from './processes.ts';
 import { formatReport, judgeTargets, writeReport, type BenchReport, type EconomyResult, type ScenarioResult } from './report.ts';
 import { launchStack } from './stack.ts';
+import { measureSubscriptions, type SubscriptionSettings } from './subscriptions.ts';
 
 /**
  * `npm run bench`. Settings from the environment:
@@ -16,10 +17,14 @@ import { launchStack } from './stack.ts';
  *   (the largest file is the process's main thread; summarise it with bench/profile.ts).
  */
 const quick = process.env.BENCH_QUICK === '1';
-// Sized so the whole run stays under 5 minutes on 2 cores: 16 scenarios of about 11 s.
+// Sized so the whole run stays under 5 minutes on 2 cores: 24 scenarios of about 9 s, then
+// about 15 s of subscriptions.
 const settings = quick
   ? { roundMs: 100, rounds: 2, warmupMs: 50, economyRuns: 2 }
-  : { roundMs: 1250, rounds: 4, warmupMs: 500, economyRuns: 5 };
+  : { roundMs: 1000, rounds: 4, warmupMs: 400, economyRuns: 5 };
+const subscriptionSettings: SubscriptionSettings = quick
+  ? { subscriberCounts: [1, 10], events: 3, sustainedMs: 300, window: 4 }
+  : { subscriberCounts: [1, 100, 1000], events: 30, sustainedMs: 3000, window: 8 };
 const CONCURRENCIES = [1, 32];
 const EMULATOR_LATENCIES_MS = [0, 20];
 const outPath = resolve(REPO_ROOT, process.env.BENCH_OUT ?? 'bench/results/latest.json');
@@ -70,6 +75,10 @@ try {
   }
   await setLatency(0);
 
+  const recognition = stack.emulators.find((emulator) => emulator.service === 'recognition')!;
+  const subscriptions = await measureSubscriptions(stack.graphqlUrl, recognition.origin, stack.demoHeaders, subscriptionSettings);
+  for (const row of subscriptions) progress(`${row.subscribers} subscribers: p50 ${row.p50Ms.toFixed(2)} ms, ${row.eventsPerSec.toFixed(0)} events/s`);
+
   const peakRssMiB = Object.fromEntries(stack.children.map((child) => [child.name, ((bytes) => (bytes === undefined ? null : bytes / 2 ** 20))(child.peakRssBytes())]));
   const report: BenchReport = {
     meta: {
@@ -79,14 +88,21 @@ try {
       cpus: availableParallelism(),
       loadAverage: { start: loadAtStart, end: loadavg()[0]! },
       quick,
-      settings: { roundMs: settings.roundMs, rounds: settings.rounds, warmupMs: settings.warmupMs, concurrencies: CONCURRENCIES, emulatorLatenciesMs: EMULATOR_LATENCIES_MS },
+      settings: {
+        roundMs: settings.roundMs,
+        rounds: settings.rounds,
+        warmupMs: settings.warmupMs,
+        concurrencies: CONCURRENCIES,
+        emulatorLatenciesMs: EMULATOR_LATENCIES_MS,
+        subscriptions: subscriptionSettings,
+      },
       runtimeFlags: RUNTIME_FLAGS,
     },
     economy,
     scenarios,
     peakRssMiB,
     targets: judgeTargets(economy, scenarios),
-    subscriptions: { measured: false, reason: 'the graph has no Subscription type yet' },
+    subscriptions,
   };
   writeReport(outPath, report);
   console.log(formatReport(report));

@@ -20,7 +20,7 @@ function runBench(env: Record<string, string>): Promise<{ code: number | null; s
 }
 
 describe('npm run bench', () => {
-  it('runs the whole stack as processes and reports both sides, upstream calls and memory', { timeout: 60_000 }, async () => {
+  it('runs the whole stack as processes and reports both sides, upstream calls, memory and subscriptions', { timeout: 60_000 }, async () => {
     const out = join(dir, 'report.json');
     const run = await runBench({ BENCH_QUICK: '1', BENCH_OPS: 'reward', BENCH_OUT: out });
     expect(run.code, run.stderr).toBe(0);
@@ -44,6 +44,10 @@ describe('npm run bench', () => {
     expect(Object.keys(report.peakRssMiB).sort()).toEqual(processes.sort());
     for (const mib of Object.values(report.peakRssMiB)) expect(mib).toBeGreaterThan(0);
     expect(report.targets.find((target) => target.target.includes('upstream calls'))?.met).toBe(true);
+    expect(report.subscriptions.map(({ subscribers, lost }) => ({ subscribers, lost }))).toEqual([
+      { subscribers: 1, lost: 0 },
+      { subscribers: 10, lost: 0 },
+    ]);
     expect(run.stdout).toContain('Upstream calls per operation');
   });
 });
