@@ -1,6 +1,7 @@
 import { availableParallelism, loadavg } from 'node:os';
 import { resolve } from 'node:path';
 import { createGraphClient, createUpstreamClient } from './clients.ts';
+import { runLoad } from './load.ts';
 import { measureEconomy, measureScenario, sidesOf, verify } from './measure.ts';
 import { REFERENCE_OPERATIONS } from './operations.ts';
 import { REPO_ROOT, RUNTIME_FLAGS } from './processes.ts';
@@ -20,8 +21,8 @@ const quick = process.env.BENCH_QUICK === '1';
 // Sized so the whole run stays under 5 minutes on 2 cores: 24 scenarios of about 9 s, then
 // about 15 s of subscriptions.
 const settings = quick
-  ? { roundMs: 100, rounds: 2, warmupMs: 50, economyRuns: 2 }
-  : { roundMs: 1000, rounds: 4, warmupMs: 400, economyRuns: 5 };
+  ? { roundMs: 100, rounds: 2, warmupMs: 50, jitWarmupMs: 50, economyRuns: 2 }
+  : { roundMs: 1000, rounds: 4, warmupMs: 400, jitWarmupMs: 500, economyRuns: 5 };
 const subscriptionSettings: SubscriptionSettings = quick
   ? { subscriberCounts: [1, 10], events: 3, sustainedMs: 300, window: 4 }
   : { subscriberCounts: [1, 100, 1000], events: 30, sustainedMs: 3000, window: 8 };
@@ -58,6 +59,15 @@ try {
     economy.push(await measureEconomy(operation, sides, stack.emulators, settings.economyRuns));
   }
   progress('upstream calls counted');
+
+  // Every process compiles its hot paths on first use: without this, whichever operation is
+  // measured first pays for the whole graph's JIT warm-up.
+  for (const operation of operations) {
+    const sides = sidesOf(operation, graph, upstream);
+    await runLoad(sides.floor, { concurrency: 4, durationMs: settings.jitWarmupMs });
+    await runLoad(sides.gateway, { concurrency: 4, durationMs: settings.jitWarmupMs });
+  }
+  progress('warmed up');
 
   const scenarios: ScenarioResult[] = [];
   for (const latency of EMULATOR_LATENCIES_MS) {
