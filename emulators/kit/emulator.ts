@@ -73,7 +73,7 @@ const MAX_BODY = 10 * 1024 * 1024;
  * array of 20,000 on every request made logging cost more than the service's own handlers, and
  * the floor the benchmark measures must be the service, not its control surface.
  */
-function createRequestLog(capacity: number) {
+export function createRequestLog(capacity: number) {
   let entries: LoggedRequest[] = [];
   let oldest = 0;
   return {
