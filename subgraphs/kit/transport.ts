@@ -151,6 +151,25 @@ function parseJson(text: string): unknown {
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
+/** One call's deadline, retries and body included. */
+interface Deadline {
+  at: number;
+  signal: AbortSignal;
+  /** Ends the timer as soon as the call is done. */
+  clear(): void;
+}
+
+/**
+ * One timer per call, cleared when the call ends. `AbortSignal.timeout` leaves its timer to fire
+ * at the deadline long after the call has finished, building an error each time: a tenth of the
+ * subgraph's CPU on a burst of upstream calls.
+ */
+function startDeadline(ms: number): Deadline {
+  const controller = new AbortController();
+  const timer = setTimeout(() => controller.abort(new DOMException(`no answer within ${ms} ms`, 'TimeoutError')), ms);
+  return { at: Date.now() + ms, signal: controller.signal, clear: () => clearTimeout(timer) };
+}
+
 /**
  * The one way a subgraph speaks HTTP to its upstream: a keep-alive pool per origin, a deadline on
  * every call, retries only where repeating cannot change the outcome, and the kit's error table.
@@ -174,7 +193,7 @@ export function createRestTransport(options: RestTransportOptions): RestTranspor
     return graphError(`${service} is unavailable: ${scrub(detail, call.secrets ?? [])}`, { code: ErrorCode.UpstreamUnavailable, service });
   }
 
-  async function send(call: RestCall): Promise<Dispatcher.ResponseData> {
+  async function send(call: RestCall, deadline: Deadline): Promise<Dispatcher.ResponseData> {
     const absolute = /^https?:\/\//i.test(call.path);
     const target = absolute ? new URL(call.path) : undefined;
     const origin = target ? target.origin : base.origin;
@@ -184,10 +203,9 @@ export function createRestTransport(options: RestTransportOptions): RestTranspor
     const headers: Record<string, string> = { accept: call.accept ?? 'application/json', ...call.headers };
     if (contentType) headers['content-type'] = contentType;
 
-    const deadline = Date.now() + (call.timeoutMs ?? timeoutMs);
     const canRetry = IDEMPOTENT.has(call.method);
     for (let attempt = 1; ; attempt += 1) {
-      const remaining = deadline - Date.now();
+      const remaining = deadline.at - Date.now();
       if (remaining <= 0) throw unavailable(call, `no answer within ${call.timeoutMs ?? timeoutMs} ms`);
       const started = performance.now();
       try {
@@ -196,14 +214,14 @@ export function createRestTransport(options: RestTransportOptions): RestTranspor
           path: fullPath,
           headers,
           body: payload,
-          signal: AbortSignal.timeout(remaining),
+          signal: deadline.signal,
           headersTimeout: remaining,
           bodyTimeout: remaining,
         });
         const durationMs = performance.now() - started;
         observe?.({ service, operation: call.operation, method: call.method, status: response.statusCode, durationMs, attempt });
         logger?.debug({ service, operation: call.operation, method: call.method, status: response.statusCode, ms: Math.round(durationMs), attempt }, 'upstream call');
-        if (canRetry && RETRY_STATUS.has(response.statusCode) && attempt <= retries && deadline - Date.now() > backoffMs * 2 ** (attempt - 1)) {
+        if (canRetry && RETRY_STATUS.has(response.statusCode) && attempt <= retries && deadline.at - Date.now() > backoffMs * 2 ** (attempt - 1)) {
           await response.body.dump();
           await sleep(backoffMs * 2 ** (attempt - 1) * (0.5 + Math.random()));
           continue;
@@ -222,7 +240,7 @@ export function createRestTransport(options: RestTransportOptions): RestTranspor
         if (timedOut) throw unavailable(call, `no answer within ${call.timeoutMs ?? timeoutMs} ms`);
         if (canRetry && code && CONNECTION_ERRORS.has(code) && attempt <= retries) {
           const wait = backoffMs * 2 ** (attempt - 1) * (0.5 + Math.random());
-          if (deadline - Date.now() > wait) {
+          if (deadline.at - Date.now() > wait) {
             await sleep(wait);
             continue;
           }
@@ -232,13 +250,21 @@ export function createRestTransport(options: RestTransportOptions): RestTranspor
     }
   }
 
+  const deadlineOf = (call: RestCall) => startDeadline(call.timeoutMs ?? timeoutMs);
+
   async function complete(call: RestCall, lookup: boolean): Promise<RestResponse | null> {
-    const response = await send(call);
+    const deadline = deadlineOf(call);
+    let response: Dispatcher.ResponseData;
     let text: string;
     try {
-      text = await response.body.text();
-    } catch (error) {
-      throw unavailable(call, `the answer broke off (${errorCode(error) ?? 'read error'})`);
+      response = await send(call, deadline);
+      try {
+        text = await response.body.text();
+      } catch (error) {
+        throw unavailable(call, `the answer broke off (${errorCode(error) ?? 'read error'})`);
+      }
+    } finally {
+      deadline.clear();
     }
     const headers = flattenHeaders(response.headers);
     const body = parseJson(text);
@@ -261,10 +287,22 @@ export function createRestTransport(options: RestTransportOptions): RestTranspor
     request: async (call) => (await complete(call, false))!,
     lookup: (call) => complete(call, true),
     async stream(call) {
-      const response = await send(call);
+      const deadline = deadlineOf(call);
+      let response: Dispatcher.ResponseData;
+      try {
+        response = await send(call, deadline);
+      } catch (error) {
+        deadline.clear();
+        throw error;
+      }
       const headers = flattenHeaders(response.headers);
-      if (response.statusCode >= 200 && response.statusCode < 300) return { status: response.statusCode, headers, body: response.body };
+      if (response.statusCode >= 200 && response.statusCode < 300) {
+        // The deadline bounds the download too: it ends when the caller has read or dropped the body.
+        response.body.once('close', deadline.clear);
+        return { status: response.statusCode, headers, body: response.body };
+      }
       const text = await response.body.text().catch(() => '');
+      deadline.clear();
       const error = errorForUpstream({ service, status: response.statusCode, body: parseJson(text) ?? text, retryAfter: headers['retry-after'] })!;
       error.message = scrub(error.message, call.secrets ?? []);
       throw error;

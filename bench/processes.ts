@@ -1,0 +1,104 @@
+import { spawn } from 'node:child_process';
+import { readFileSync } from 'node:fs';
+import { createInterface } from 'node:readline';
+import { fileURLToPath } from 'node:url';
+
+export const REPO_ROOT = fileURLToPath(new URL('..', import.meta.url));
+
+/**
+ * V8 flags every launched server gets, as production should run them: a larger young generation
+ * lets the many short-lived objects of a GraphQL request die in scavenges instead of being
+ * promoted to the old generation and collected by costlier mark-compacts.
+ */
+export const RUNTIME_FLAGS: readonly string[] = ['--max-semi-space-size=64'];
+
+export interface LaunchOptions {
+  /** Shown in the report, such as `recognition-subgraph`. */
+  name: string;
+  /** Entry file relative to the repository, such as `gateway/main.ts`. */
+  entry: string;
+  env: Record<string, string>;
+  /** Extra node flags (profiling). */
+  nodeFlags?: readonly string[];
+  /** @default 30000 */
+  readyTimeoutMs?: number;
+}
+
+export interface Child {
+  name: string;
+  pid: number;
+  /** The URL the process printed once listening. */
+  url: string;
+  /** Peak resident set size so far (VmHWM), in bytes; undefined once it has exited. */
+  peakRssBytes(): number | undefined;
+  stop(): Promise<void>;
+}
+
+/** A `main.ts` announces where it listens in one plain line (`... on http://host:port/...`); JSON lines are logs. */
+const LISTENING = /^[^{].*? on (https?:\/\/[^\s)]+)/;
+const EXIT_WITH_PARENT = new URL('./exitWithParent.ts', import.meta.url).href;
+
+export function readPeakRss(pid: number): number | undefined {
+  try {
+    const match = /^VmHWM:\s+(\d+)\s+kB/m.exec(readFileSync(`/proc/${pid}/status`, 'utf8'));
+    return match ? Number(match[1]) * 1024 : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+/**
+ * Starts one server as its own node process (not through npm or a tsx wrapper, so the pid is the
+ * server's own and its /proc figures are the server's), and resolves once it prints its URL.
+ */
+export function launch({ name, entry, env, nodeFlags = [], readyTimeoutMs = 30_000 }: LaunchOptions): Promise<Child> {
+  const child = spawn(process.execPath, [...RUNTIME_FLAGS, ...nodeFlags, '--import', 'tsx', '--import', EXIT_WITH_PARENT, entry], {
+    cwd: REPO_ROOT,
+    // Production defaults (no Sandbox, no introspection), as the graph is deployed.
+    env: { ...process.env, NODE_ENV: 'production', ...env },
+    stdio: ['pipe', 'pipe', 'pipe'],
+  });
+  const tail: string[] = [];
+  const remember = (line: string) => {
+    tail.push(line);
+    if (tail.length > 20) tail.shift();
+  };
+  const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
+
+  return new Promise<Child>((resolve, reject) => {
+    let ready = false;
+    const fail = (reason: string) => {
+      if (ready) return;
+      ready = true;
+      clearTimeout(timer);
+      child.kill('SIGKILL');
+      reject(new Error(`${name} (${entry}) ${reason}\n${tail.join('\n')}`));
+    };
+    const timer = setTimeout(() => fail(`printed no URL within ${readyTimeoutMs} ms`), readyTimeoutMs);
+    child.once('error', (error) => fail(`could not start: ${error.message}`));
+    child.once('exit', (code, signal) => fail(`exited before listening (${signal ?? `code ${code}`})`));
+    // Both streams are read to the end, so a chatty server never blocks on a full pipe.
+    createInterface({ input: child.stderr }).on('line', remember);
+    createInterface({ input: child.stdout }).on('line', (line) => {
+      remember(line);
+      const url = ready ? undefined : LISTENING.exec(line)?.[1];
+      if (!url) return;
+      ready = true;
+      clearTimeout(timer);
+      const pid = child.pid!;
+      resolve({
+        name,
+        pid,
+        url,
+        peakRssBytes: () => (child.exitCode === null && child.signalCode === null ? readPeakRss(pid) : undefined),
+        async stop() {
+          if (child.exitCode !== null || child.signalCode !== null) return;
+          child.kill('SIGTERM');
+          const killer = setTimeout(() => child.kill('SIGKILL'), 10_000);
+          await exited;
+          clearTimeout(killer);
+        },
+      });
+    });
+  });
+}

@@ -1,0 +1,123 @@
+import { availableParallelism, loadavg } from 'node:os';
+import { resolve } from 'node:path';
+import { createGraphClient, createUpstreamClient } from './clients.ts';
+import { runLoad } from './load.ts';
+import { measureEconomy, measureScenario, sidesOf, verify } from './measure.ts';
+import { REFERENCE_OPERATIONS } from './operations.ts';
+import { REPO_ROOT, RUNTIME_FLAGS } from './processes.ts';
+import { formatReport, judgeTargets, writeReport, type BenchReport, type EconomyResult, type ScenarioResult } from './report.ts';
+import { launchStack } from './stack.ts';
+import { measureSubscriptions, type SubscriptionSettings } from './subscriptions.ts';
+
+/**
+ * `npm run bench`. Settings from the environment:
+ * - `BENCH_QUICK=1`: a few hundred milliseconds per scenario, to prove the harness works (figures meaningless).
+ * - `BENCH_OPS=reward,leaderboard100`: only these reference operations.
+ * - `BENCH_OUT=path`: where the JSON goes. @default bench/results/latest.json
+ * - `BENCH_CPU_PROF=dir`: the gateway, subgraphs and emulators write CPU profiles to `dir/<name>/`
+ *   (the largest file is the process's main thread; summarise it with bench/profile.ts).
+ */
+const quick = process.env.BENCH_QUICK === '1';
+// Sized so the whole run stays under 5 minutes on 2 cores: 24 scenarios of about 9 s, then
+// about 15 s of subscriptions.
+const settings = quick
+  ? { roundMs: 100, rounds: 2, warmupMs: 50, jitWarmupMs: 50, economyRuns: 2 }
+  : { roundMs: 1000, rounds: 4, warmupMs: 400, jitWarmupMs: 500, economyRuns: 5 };
+const subscriptionSettings: SubscriptionSettings = quick
+  ? { subscriberCounts: [1, 10], events: 3, sustainedMs: 300, window: 4 }
+  : { subscriberCounts: [1, 100, 1000], events: 30, sustainedMs: 3000, window: 8 };
+const CONCURRENCIES = [1, 32];
+const EMULATOR_LATENCIES_MS = [0, 20];
+const outPath = resolve(REPO_ROOT, process.env.BENCH_OUT ?? 'bench/results/latest.json');
+const profileDir = process.env.BENCH_CPU_PROF ? resolve(process.env.BENCH_CPU_PROF) : undefined;
+const only = process.env.BENCH_OPS?.split(',').map((name) => name.trim());
+
+const operations = only ? REFERENCE_OPERATIONS.filter((operation) => only.includes(operation.name)) : REFERENCE_OPERATIONS;
+if (operations.length === 0) {
+  console.error(`BENCH_OPS names no reference operation; known: ${REFERENCE_OPERATIONS.map((operation) => operation.name).join(', ')}`);
+  process.exit(2);
+}
+
+const startedAt = new Date();
+const loadAtStart = loadavg()[0]!;
+const progress = (message: string) => console.error(`[bench ${((Date.now() - startedAt.getTime()) / 1000).toFixed(0).padStart(3)}s] ${message}`);
+
+const stack = await launchStack({
+  // One folder per process: its main thread and the module loader's thread each write a profile.
+  nodeFlags: (name) => (profileDir ? ['--cpu-prof', `--cpu-prof-dir=${profileDir}/${name}`] : []),
+});
+progress(`started ${stack.children.map((child) => `${child.name} (pid ${child.pid})`).join(', ')}`);
+const graph = createGraphClient(stack.graphqlUrl, stack.demoHeaders, Math.max(...CONCURRENCIES));
+const upstream = createUpstreamClient(Object.fromEntries(stack.emulators.map((emulator) => [emulator.service, emulator.origin])));
+const setLatency = (ms: number) => Promise.all(stack.emulators.map((emulator) => emulator.setLatency(ms)));
+
+try {
+  const economy: EconomyResult[] = [];
+  for (const operation of operations) {
+    const sides = sidesOf(operation, graph, upstream);
+    await verify(operation, sides);
+    economy.push(await measureEconomy(operation, sides, stack.emulators, settings.economyRuns));
+  }
+  progress('upstream calls counted');
+
+  // Every process compiles its hot paths on first use: without this, whichever operation is
+  // measured first pays for the whole graph's JIT warm-up.
+  for (const operation of operations) {
+    const sides = sidesOf(operation, graph, upstream);
+    await runLoad(sides.floor, { concurrency: 4, durationMs: settings.jitWarmupMs });
+    await runLoad(sides.gateway, { concurrency: 4, durationMs: settings.jitWarmupMs });
+  }
+  progress('warmed up');
+
+  const scenarios: ScenarioResult[] = [];
+  for (const latency of EMULATOR_LATENCIES_MS) {
+    await setLatency(latency);
+    for (const operation of operations) {
+      const sides = sidesOf(operation, graph, upstream);
+      for (const concurrency of CONCURRENCIES) {
+        // The request log is the emulator's control surface, not its service: keep it short.
+        await Promise.all(stack.emulators.map((emulator) => emulator.clearRequests()));
+        const result = await measureScenario(operation, sides, { ...settings, concurrency, emulatorLatencyMs: latency });
+        scenarios.push(result);
+        progress(`${operation.name}, emulator ${latency} ms, concurrency ${concurrency}: p50 +${result.p50OverheadMs.toFixed(2)} ms, ops/s ratio ${result.throughputRatio.toFixed(2)}`);
+      }
+    }
+  }
+  await setLatency(0);
+
+  const recognition = stack.emulators.find((emulator) => emulator.service === 'recognition')!;
+  const subscriptions = await measureSubscriptions(stack.graphqlUrl, recognition.origin, stack.demoHeaders, subscriptionSettings);
+  for (const row of subscriptions) progress(`${row.subscribers} subscribers: p50 ${row.p50Ms.toFixed(2)} ms, ${row.eventsPerSec.toFixed(0)} events/s`);
+
+  const peakRssMiB = Object.fromEntries(stack.children.map((child) => [child.name, ((bytes) => (bytes === undefined ? null : bytes / 2 ** 20))(child.peakRssBytes())]));
+  const report: BenchReport = {
+    meta: {
+      startedAt: startedAt.toISOString(),
+      durationSeconds: Math.round((Date.now() - startedAt.getTime()) / 1000),
+      node: process.version,
+      cpus: availableParallelism(),
+      loadAverage: { start: loadAtStart, end: loadavg()[0]! },
+      quick,
+      settings: {
+        roundMs: settings.roundMs,
+        rounds: settings.rounds,
+        warmupMs: settings.warmupMs,
+        concurrencies: CONCURRENCIES,
+        emulatorLatenciesMs: EMULATOR_LATENCIES_MS,
+        subscriptions: subscriptionSettings,
+      },
+      runtimeFlags: RUNTIME_FLAGS,
+    },
+    economy,
+    scenarios,
+    peakRssMiB,
+    targets: judgeTargets(economy, scenarios),
+    subscriptions,
+  };
+  writeReport(outPath, report);
+  console.log(formatReport(report));
+  progress(`report written to ${outPath}`);
+} finally {
+  await Promise.all([graph.close(), upstream.close()]);
+  await stack.stop();
+}

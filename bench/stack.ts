@@ -1,0 +1,102 @@
+import { request } from 'undici';
+import { SERVICES } from '../stack/services.ts';
+import { subgraphUrlEnv } from '../gateway/subgraphs.ts';
+import { launch, type Child } from './processes.ts';
+
+/** One emulator's control surface, as the benchmark drives it. */
+export interface EmulatorControl {
+  service: string;
+  /** The emulator's origin: the service's `{base_url}`. */
+  origin: string;
+  /** Upstream calls logged since the last `clearRequests`. */
+  callCount(): Promise<number>;
+  clearRequests(): Promise<void>;
+  /** Every answer waits this long before the handler runs; 0 removes the delay. */
+  setLatency(ms: number): Promise<void>;
+}
+
+export interface BenchStack {
+  /** The gateway's GraphQL endpoint. */
+  graphqlUrl: string;
+  emulators: EmulatorControl[];
+  /** Gateway headers carrying every service's demo credential. */
+  demoHeaders: Record<string, string>;
+  children: Child[];
+  stop(): Promise<void>;
+}
+
+export interface LaunchStackOptions {
+  /** Node flags per process name (`gateway`, `<service>-subgraph`, `<service>-emulator`), for profiling. */
+  nodeFlags?: (name: string) => readonly string[];
+}
+
+async function control(origin: string, method: 'GET' | 'POST' | 'DELETE', path: string, body?: unknown): Promise<unknown> {
+  const response = await request(`${origin}/__emulator/${path}`, {
+    method,
+    headers: body === undefined ? {} : { 'content-type': 'application/json' },
+    body: body === undefined ? undefined : JSON.stringify(body),
+  });
+  const text = await response.body.text();
+  if (response.statusCode >= 300) throw new Error(`${method} /__emulator/${path} answered ${response.statusCode}: ${text}`);
+  return text ? JSON.parse(text) : undefined;
+}
+
+function emulatorControl(service: string, origin: string): EmulatorControl {
+  return {
+    service,
+    origin,
+    callCount: async () => ((await control(origin, 'GET', 'counters')) as { total: number }).total,
+    clearRequests: async () => {
+      await control(origin, 'DELETE', 'requests');
+    },
+    async setLatency(ms) {
+      await control(origin, 'DELETE', 'faults');
+      if (ms > 0) await control(origin, 'POST', 'faults', { path: '*', latencyMs: ms });
+    },
+  };
+}
+
+/**
+ * Every service's emulator and subgraph, then the gateway, each its own process on a port of its
+ * own choosing, so the graph uses both cores as it would in production.
+ */
+export async function launchStack({ nodeFlags = () => [] }: LaunchStackOptions = {}): Promise<BenchStack> {
+  const children: Child[] = [];
+  const start = async (name: string, entry: string, env: Record<string, string>) => {
+    const child = await launch({ name, entry, env, nodeFlags: nodeFlags(name) });
+    children.push(child);
+    return child;
+  };
+  const stop = async () => {
+    await Promise.all(children.map((child) => child.stop()));
+  };
+  try {
+    const services = await Promise.all(
+      SERVICES.map(async (service) => {
+        const emulator = await start(`${service.name}-emulator`, `emulators/${service.name}/main.ts`, { [service.emulatorPortEnv]: '0' });
+        const origin = new URL(emulator.url).origin;
+        // As `npm start` runs it over its emulator (the recognition subgraph registers its webhook there).
+        const subgraph = await start(`${service.name}-subgraph`, `subgraphs/${service.name}/main.ts`, {
+          ...service.emulatedEnv,
+          [service.subgraphPortEnv]: '0',
+          [service.apiUrlEnv]: origin,
+        });
+        return { service, origin, subgraphUrl: subgraph.url };
+      }),
+    );
+    const gateway = await start('gateway', 'gateway/main.ts', {
+      GATEWAY_PORT: '0',
+      ...Object.fromEntries(services.map(({ service, subgraphUrl }) => [subgraphUrlEnv(service.name), subgraphUrl])),
+    });
+    return {
+      graphqlUrl: gateway.url,
+      emulators: services.map(({ service, origin }) => emulatorControl(service.name, origin)),
+      demoHeaders: Object.assign({}, ...SERVICES.map((service) => service.demoHeaders)) as Record<string, string>,
+      children,
+      stop,
+    };
+  } catch (error) {
+    await stop();
+    throw error;
+  }
+}

@@ -1,0 +1,53 @@
+import { execFile } from 'node:child_process';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { afterAll, describe, expect, it } from 'vitest';
+import type { BenchReport } from '../../bench/report.ts';
+import { SERVICES } from '../../stack/services.ts';
+
+const root = fileURLToPath(new URL('../..', import.meta.url));
+const dir = mkdtempSync(join(tmpdir(), 'bench-'));
+afterAll(() => rmSync(dir, { recursive: true, force: true }));
+
+function runBench(env: Record<string, string>): Promise<{ code: number | null; stdout: string; stderr: string }> {
+  return new Promise((resolve) => {
+    execFile(process.execPath, ['--import', 'tsx', 'bench/run.ts'], { cwd: root, env: { ...process.env, ...env }, timeout: 60_000 }, (error, stdout, stderr) =>
+      resolve({ code: error ? ((error as { code?: number }).code ?? 1) : 0, stdout, stderr }),
+    );
+  });
+}
+
+describe('npm run bench', () => {
+  it('runs the whole stack as processes and reports both sides, upstream calls, memory and subscriptions', { timeout: 60_000 }, async () => {
+    const out = join(dir, 'report.json');
+    const run = await runBench({ BENCH_QUICK: '1', BENCH_OPS: 'reward', BENCH_OUT: out });
+    expect(run.code, run.stderr).toBe(0);
+
+    const report = JSON.parse(readFileSync(out, 'utf8')) as BenchReport;
+    expect(report.meta.quick).toBe(true);
+    expect(report.economy).toEqual([{ operation: 'reward', description: 'a reward by id', minUpstreamCalls: 1, gatewayCallsPerOp: 1, floorCallsPerOp: 1 }]);
+    expect(report.scenarios.map(({ emulatorLatencyMs, concurrency }) => [emulatorLatencyMs, concurrency])).toEqual([
+      [0, 1],
+      [0, 32],
+      [20, 1],
+      [20, 32],
+    ]);
+    for (const scenario of report.scenarios) {
+      for (const side of [scenario.floor, scenario.gateway]) {
+        expect(side.errors).toBe(0);
+        expect(side.n).toBeGreaterThan(0);
+      }
+    }
+    const processes = ['gateway', ...SERVICES.flatMap((service) => [`${service.name}-emulator`, `${service.name}-subgraph`])];
+    expect(Object.keys(report.peakRssMiB).sort()).toEqual(processes.sort());
+    for (const mib of Object.values(report.peakRssMiB)) expect(mib).toBeGreaterThan(0);
+    expect(report.targets.find((target) => target.target.includes('upstream calls'))?.met).toBe(true);
+    expect(report.subscriptions.map(({ subscribers, lost }) => ({ subscribers, lost }))).toEqual([
+      { subscribers: 1, lost: 0 },
+      { subscribers: 10, lost: 0 },
+    ]);
+    expect(run.stdout).toContain('Upstream calls per operation');
+  });
+});
