@@ -15,6 +15,8 @@ import { metricsPlugin, subscriptionMetrics } from './metricsPlugin.ts';
 import { checkReadiness } from './readiness.ts';
 import { operationLimitsRule } from './limits.ts';
 import { SubgraphDataSource } from './subgraphDataSource.ts';
+import { withDirectFetches } from './singleFetch.ts';
+import { createPlanner } from './subscriptions/planning.ts';
 import { createSubscriptionExecutor, type SubscriptionExecutor } from './subscriptions/executor.ts';
 import { createOperationRunner } from './subscriptions/operations.ts';
 import { createSseTransport } from './subscriptions/sse.ts';
@@ -55,9 +57,10 @@ export async function startGateway(config: GatewayConfig, logger: Logger): Promi
     },
   });
 
+  const planner = createPlanner(supergraphSdl);
   const limits = operationLimitsRule(config.limits);
   const apollo = new ApolloServer<GatewayContext>({
-    gateway,
+    gateway: withDirectFetches(gateway, { planner, dataSources }),
     logger: apolloLogger(logger),
     includeStacktraceInErrorResponses: false,
     formatError: formatGraphError(logger),
@@ -75,7 +78,7 @@ export async function startGateway(config: GatewayConfig, logger: Logger): Promi
   await apollo.start();
 
   const graphql = apolloHandler<GatewayContext>({ server: apollo, context: async ({ req }) => ({ headers: req.headers, origin: gatewayOrigin(config.publicUrl, req) }), maxBodyBytes: config.maxBodyBytes });
-  const executor = createSubscriptionExecutor({ supergraphSdl, dataSources, subgraphUrl: (name) => dataSources.get(name)?.url ?? '', logger });
+  const executor = createSubscriptionExecutor({ planner, dataSources, subgraphUrl: (name) => dataSources.get(name)?.url ?? '', logger });
   subscriptionMetrics(metrics.registry, executor);
   const runner = createOperationRunner(executor, apollo);
   const sse = createSseTransport({ schema: executor.planner.graphqlApiSchema, runner, rules: [limits] });

@@ -6,7 +6,7 @@ import { apolloLogger } from '../../lib/logger.ts';
 import { formatGraphError } from '../../lib/errorFormatting.ts';
 import { ErrorCode, graphError } from '../../subgraphs/kit/errors.ts';
 import { credentialHeadersFor, requiredCredentialHeaders } from '../credentials.ts';
-import { CURSOR_ALIAS, RESUME_VARIABLE, createPlanner, type Planner, type SubscriptionPlan } from './planning.ts';
+import { CURSOR_ALIAS, RESUME_VARIABLE, type Planner, type SubscriptionPlan } from './planning.ts';
 import { createPushIterator, type PushIterator } from './pushIterator.ts';
 import { openUpstream, type Upstream } from './upstream.ts';
 
@@ -22,7 +22,7 @@ export interface SubscriptionRequest {
 }
 
 export interface SubscriptionExecutorOptions {
-  supergraphSdl: string;
+  planner: Planner;
   /** A subgraph's GraphQL URL by name. */
   subgraphUrl(name: string): string;
   /** The data sources of the gateway, for the entity fetches of each event. */
@@ -69,8 +69,7 @@ function stableStringify(value: unknown): string {
  * Identical (operation, variables, credential) subscriptions share one upstream stream and one
  * execution per event; a dropped stream resumes from its last cursor.
  */
-export function createSubscriptionExecutor({ supergraphSdl, subgraphUrl, dataSources, logger }: SubscriptionExecutorOptions): SubscriptionExecutor {
-  const planner = createPlanner(supergraphSdl);
+export function createSubscriptionExecutor({ planner, subgraphUrl, dataSources, logger }: SubscriptionExecutorOptions): SubscriptionExecutor {
   const groups = new Map<string, Group>();
   const format = formatGraphError(logger);
   const formatAll = (errors: readonly GraphQLError[] | readonly GraphQLFormattedError[]): GraphQLFormattedError[] =>

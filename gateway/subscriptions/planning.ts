@@ -37,6 +37,8 @@ export interface SubscriptionPlan {
 }
 
 export interface Planner {
+  /** Apollo's planner over the same supergraph, for operations planned outside the gateway's executor. */
+  queryPlanner: QueryPlanner;
   apiSchema: Schema;
   graphqlApiSchema: GraphQLSchema;
   supergraphSchema: GraphQLSchema;
@@ -128,6 +130,7 @@ export function createPlanner(supergraphSdl: string, { cacheSize = 1000 }: { cac
   }
 
   return {
+    queryPlanner,
     apiSchema,
     graphqlApiSchema,
     supergraphSchema,

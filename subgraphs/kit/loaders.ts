@@ -1,7 +1,11 @@
 import DataLoader from 'dataloader';
 
 export interface PerKeyLoaderOptions<K, C> {
-  /** How many upstream calls may run at once for one batch. @default 8 */
+  /**
+   * How many upstream calls may run at once for one batch. Half the transport's sockets per
+   * origin: a typical page (20 items) goes out in one round, and one request cannot take every
+   * socket from the others. @default 32
+   */
   concurrency?: number;
   cacheKeyFn?: (key: K) => C;
 }
@@ -10,7 +14,7 @@ export interface PerKeyLoaderOptions<K, C> {
  * A DataLoader for an upstream with no batch endpoint: each distinct key costs one call, made
  * with bounded concurrency, and one failing key rejects only its own load.
  */
-export function createPerKeyLoader<K, V, C = K>(fetchOne: (key: K) => Promise<V>, { concurrency = 8, cacheKeyFn }: PerKeyLoaderOptions<K, C> = {}): DataLoader<K, V, C> {
+export function createPerKeyLoader<K, V, C = K>(fetchOne: (key: K) => Promise<V>, { concurrency = 32, cacheKeyFn }: PerKeyLoaderOptions<K, C> = {}): DataLoader<K, V, C> {
   return new DataLoader<K, V, C>(
     async (keys) => {
       const results: (V | Error)[] = new Array(keys.length);

@@ -25,6 +25,19 @@ describe('the gateway', () => {
     expect(call!.query).toEqual({ access_token: '[REDACTED]' });
   });
 
+  it('answers a one-subgraph operation exactly as Apollo’s reshaping would, errors included', async () => {
+    const headers = { 'x-recognition-token': DEMO_TOKENS.member };
+    const selection = `teapot
+      redemption(id: "rd_001") { id state reward { id name } }
+      missing: redemption(id: "rd_999") { id }
+      leaderboard { count user { id customProperties { name value } } }`;
+    // A directive makes Apollo plan and reshape the same operation the usual way.
+    const direct = await t.gql(`{ ${selection} }`, { headers });
+    const reshaped = await t.gql(`query ($yes: Boolean = true) { ${selection.replace('teapot', 'teapot @include(if: $yes)')} }`, { headers });
+    expect(direct.errors?.[0]?.extensions).toMatchObject({ code: 'TEAPOT', serviceName: 'recognition' });
+    expect(direct).toEqual(reshaped);
+  });
+
   it('answers /health, and /ready with each subgraph’s state', async () => {
     const health = await fetch(`${t.stack.gateway.url}/health`);
     expect(health.status).toBe(200);
