@@ -149,8 +149,18 @@ export function formatReport(report: BenchReport): string {
     '',
     'Subscriptions over graphql-ws: a bonus given in the emulator, its webhook, to every subscriber',
     table(
-      ['subscribers', 'p50 ms', 'p99 ms', 'lost', 'events/s', 'deliveries/s'],
-      report.subscriptions.map((row) => [String(row.subscribers), fixed(row.p50Ms, 2), fixed(row.p99Ms, 2), String(row.lost), fixed(row.eventsPerSec, 0), fixed(row.deliveriesPerSec, 0)]),
+      ['subscribers', 'p50 ms', 'p99 ms', 'lost', 'events/s', 'deliveries/s', 'upstream streams', 'plans run/event', 'REST calls/event'],
+      report.subscriptions.map((row) => [
+        String(row.subscribers),
+        fixed(row.p50Ms, 2),
+        fixed(row.p99Ms, 2),
+        String(row.lost),
+        fixed(row.eventsPerSec, 0),
+        fixed(row.deliveriesPerSec, 0),
+        String(row.upstreamStreams),
+        fixed(row.executionsPerEvent, 2),
+        fixed(row.upstreamCallsPerEvent, 2),
+      ]),
     ),
   ];
   const errors = report.scenarios.flatMap((row) => [row.floor, row.gateway]).reduce((sum, side) => sum + side.errors, 0);

@@ -16,6 +16,12 @@ export interface SubscriptionResult {
   /** Events per second fully delivered to every subscriber, with several in flight. */
   eventsPerSec: number;
   deliveriesPerSec: number;
+  /** Subscription streams the gateway held open to the subgraph: one, whatever the subscriber count. */
+  upstreamStreams: number;
+  /** Query plans the gateway ran per timed event: one, whatever the subscriber count. */
+  executionsPerEvent: number;
+  /** Calls to the REST API per timed event (an event costs none: the webhook brings it). */
+  upstreamCallsPerEvent: number;
 }
 
 export interface SubscriptionSettings {
@@ -48,6 +54,12 @@ interface Pending {
  */
 export async function measureSubscriptions(graphqlUrl: string, emulatorOrigin: string, connectionParams: Record<string, string>, settings: SubscriptionSettings): Promise<SubscriptionResult[]> {
   const emulator = new Pool(emulatorOrigin, { connections: settings.window });
+  const gatewayMetrics = async () => {
+    const text = await (await fetch(graphqlUrl.replace(/\/graphql$/, '/metrics'))).text();
+    const read = (name: string) => Number(new RegExp(`^${name} (\\d+)`, 'm').exec(text)?.[1] ?? Number.NaN);
+    return { executions: read('gateway_subscription_executions_total'), upstreams: read('gateway_subscription_upstreams') };
+  };
+  const upstreamCalls = async () => ((await (await fetch(`${emulatorOrigin}/__emulator/counters`)).json()) as { total: number }).total;
   const pending = new Map<string, Pending>();
   let sequence = 0;
 
@@ -101,11 +113,13 @@ export async function measureSubscriptions(graphqlUrl: string, emulatorOrigin: s
         }
         const latenciesMs: number[] = [];
         let lost = 0;
+        const [before, callsBefore] = await Promise.all([gatewayMetrics(), upstreamCalls()]);
         for (let index = 0; index < settings.events; index += 1) {
           const outcome = await event(subscribers);
           latenciesMs.push(...outcome.latenciesMs);
           lost += outcome.lost;
         }
+        const [after, callsAfter] = await Promise.all([gatewayMetrics(), upstreamCalls()]);
         let delivered = 0;
         const started = performance.now();
         const deadline = started + settings.sustainedMs;
@@ -128,6 +142,9 @@ export async function measureSubscriptions(graphqlUrl: string, emulatorOrigin: s
           lost,
           eventsPerSec: delivered / elapsedS,
           deliveriesPerSec: (delivered * subscribers) / elapsedS,
+          upstreamStreams: after.upstreams,
+          executionsPerEvent: (after.executions - before.executions) / settings.events,
+          upstreamCallsPerEvent: (callsAfter - callsBefore) / settings.events,
         });
       } finally {
         await Promise.all(clients.map((client) => client.dispose()));

@@ -44,9 +44,10 @@ describe('npm run bench', () => {
     expect(Object.keys(report.peakRssMiB).sort()).toEqual(processes.sort());
     for (const mib of Object.values(report.peakRssMiB)) expect(mib).toBeGreaterThan(0);
     expect(report.targets.find((target) => target.target.includes('upstream calls'))?.met).toBe(true);
-    expect(report.subscriptions.map(({ subscribers, lost }) => ({ subscribers, lost }))).toEqual([
-      { subscribers: 1, lost: 0 },
-      { subscribers: 10, lost: 0 },
+    // However many identical subscribers: one upstream stream, one plan per event, no REST call.
+    expect(report.subscriptions.map(({ subscribers, lost, upstreamStreams, executionsPerEvent, upstreamCallsPerEvent }) => ({ subscribers, lost, upstreamStreams, executionsPerEvent, upstreamCallsPerEvent }))).toEqual([
+      { subscribers: 1, lost: 0, upstreamStreams: 1, executionsPerEvent: 1, upstreamCallsPerEvent: 0 },
+      { subscribers: 10, lost: 0, upstreamStreams: 1, executionsPerEvent: 1, upstreamCallsPerEvent: 0 },
     ]);
     expect(run.stdout).toContain('Upstream calls per operation');
   });
