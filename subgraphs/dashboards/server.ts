@@ -3,8 +3,7 @@ import { parse } from 'graphql';
 import { Gauge } from 'prom-client';
 import type { GraphQLResolverMap } from '@apollo/subgraph/dist/schema-helper/resolverMap.js';
 import type { Logger } from '../../lib/logger.ts';
-import { createMetrics, observeUpstream } from '../../lib/metrics.ts';
-import { createRestTransport } from '../kit/transport.ts';
+import { createServiceUpstream } from '../kit/upstream.ts';
 import type { SubgraphDefinition } from '../kit/server.ts';
 import type { StatsDto } from './client.ts';
 import type { DashboardsConfig } from './config.ts';
@@ -15,14 +14,7 @@ const typeDefs = parse(readFileSync(new URL('../../schema/dashboards.graphql', i
 
 /** The dashboards subgraph, built but not listening: `main.ts` and the tests start it. */
 export function createDashboardsSubgraph(config: DashboardsConfig, logger: Logger): SubgraphDefinition<DashboardsContext> {
-  const metrics = createMetrics('dashboards');
-  const transport = createRestTransport({
-    service: 'dashboards',
-    baseUrl: config.apiUrl,
-    timeoutMs: config.timeoutMs,
-    logger,
-    observe: observeUpstream(metrics, 'dashboards'),
-  });
+  const { metrics, transport } = createServiceUpstream({ service: 'dashboards', baseUrl: config.apiUrl, timeoutMs: config.timeoutMs, logger });
   // Labelled so that no series shows before the service has reported a quota: an unlabelled gauge would read 0.
   const quotaRemaining = new Gauge({
     name: 'dashboards_quota_remaining',

@@ -2,8 +2,7 @@ import { readFileSync } from 'node:fs';
 import { parse } from 'graphql';
 import type { GraphQLResolverMap } from '@apollo/subgraph/dist/schema-helper/resolverMap.js';
 import type { Logger } from '../../lib/logger.ts';
-import { createMetrics, observeUpstream } from '../../lib/metrics.ts';
-import { createRestTransport } from '../kit/transport.ts';
+import { createServiceUpstream } from '../kit/upstream.ts';
 import { createDownloadStore, downloadRoute } from '../kit/downloads.ts';
 import type { SubgraphDefinition } from '../kit/server.ts';
 import type { MarketplaceConfig } from './config.ts';
@@ -19,14 +18,7 @@ export interface MarketplaceSubgraphOptions {
 
 /** The marketplace subgraph, built but not listening: `main.ts` and the tests start it. */
 export function createMarketplaceSubgraph(config: MarketplaceConfig, logger: Logger, { now }: MarketplaceSubgraphOptions = {}): SubgraphDefinition<MarketplaceContext> {
-  const metrics = createMetrics('marketplace');
-  const transport = createRestTransport({
-    service: 'marketplace',
-    baseUrl: config.apiUrl,
-    timeoutMs: config.timeoutMs,
-    logger,
-    observe: observeUpstream(metrics, 'marketplace'),
-  });
+  const { metrics, transport } = createServiceUpstream({ service: 'marketplace', baseUrl: config.apiUrl, timeoutMs: config.timeoutMs, logger });
   const downloads = createDownloadStore<LabelsPdfDownload>({ ttlMs: config.downloadTtlMs, ...(now ? { now } : {}) });
   const dependencies = { transport, config, downloads };
   return {

@@ -3,8 +3,7 @@ import { parse } from 'graphql';
 import type { GraphQLResolverMap } from '@apollo/subgraph/dist/schema-helper/resolverMap.js';
 import type { Logger } from '../../lib/logger.ts';
 import { Gauge } from 'prom-client';
-import { createMetrics, observeUpstream } from '../../lib/metrics.ts';
-import { createRestTransport } from '../kit/transport.ts';
+import { createServiceUpstream } from '../kit/upstream.ts';
 import type { SubgraphDefinition } from '../kit/server.ts';
 import type { EventLog } from '../kit/events/eventLog.ts';
 import { createMemoryLog } from '../kit/events/memoryLog.ts';
@@ -22,14 +21,7 @@ const typeDefs = parse(readFileSync(new URL('../../schema/recognition.graphql', 
 
 /** The recognition subgraph, built but not listening: `main.ts` and the tests start it. */
 export async function createRecognitionSubgraph(config: RecognitionConfig, logger: Logger): Promise<SubgraphDefinition<RecognitionContext>> {
-  const metrics = createMetrics('recognition');
-  const transport = createRestTransport({
-    service: 'recognition',
-    baseUrl: `${config.apiUrl}/api/v1`,
-    timeoutMs: config.timeoutMs,
-    logger,
-    observe: observeUpstream(metrics, 'recognition'),
-  });
+  const { metrics, transport } = createServiceUpstream({ service: 'recognition', baseUrl: `${config.apiUrl}/api/v1`, timeoutMs: config.timeoutMs, logger });
   const events: EventLog = config.redisUrl
     ? await createRedisLog({ url: config.redisUrl, prefix: 'graph:recognition', maxLength: config.eventLogSize, logger })
     : createMemoryLog({ capacity: config.eventLogSize });
