@@ -10,6 +10,7 @@ import { listen, requestUrl, sendJson, sendText, type Started } from '../../lib/
 import { createLogger, apolloLogger, type Logger } from '../../lib/logger.ts';
 import type { Metrics } from '../../lib/metrics.ts';
 import { formatGraphError } from '../../lib/errorFormatting.ts';
+import { compiledExecution } from './compiledExecution.ts';
 
 /** An HTTP route beside `/graphql`: webhook ingestion, downloads. */
 export interface SubgraphRoute {
@@ -63,7 +64,7 @@ export async function startSubgraph<Context extends BaseContext>(definition: Sub
   // Apollo types the resolver map's context as unknown; ours is the subgraph's own.
   const schema = buildSubgraphSchema({ typeDefs: definition.typeDefs, resolvers: definition.resolvers as GraphQLResolverMap<unknown> });
   const apollo = new ApolloServer<Context>({
-    schema,
+    gateway: compiledExecution(schema),
     logger: apolloLogger(logger),
     includeStacktraceInErrorResponses: false,
     formatError: formatGraphError(logger),

@@ -1,0 +1,115 @@
+import { GraphQLError, execute, parse, getOperationAST, type ExecutionResult } from 'graphql';
+import { buildSubgraphSchema } from '@apollo/subgraph';
+import { describe, expect, it } from 'vitest';
+import { compiledExecution, type Executor } from '../../subgraphs/kit/compiledExecution.ts';
+import { DateScalar } from '../../subgraphs/kit/scalars.ts';
+
+const typeDefs = parse(`
+  scalar Date
+  type Query {
+    users(since: Date, first: Int): [User!]!
+    user(id: ID!): User
+    broken: String
+    required: String!
+  }
+  type Mutation { rename(id: ID!, name: String!): User }
+  type User @key(fields: "id") { id: ID! name: String tags: [String!]! manager: User since: Date }
+`);
+
+const people = Array.from({ length: 50 }, (_, index) => ({ id: `u${index}`, name: index % 7 === 0 ? null : `User ${index}`, tags: ['a', 'b'], since: '2026-11-01' }));
+const calls: string[] = [];
+const schema = buildSubgraphSchema({
+  typeDefs,
+  resolvers: {
+    Date: DateScalar,
+    Query: {
+      users: (_parent: unknown, { first }: { first?: number }) => people.slice(0, first ?? people.length),
+      user: async (_parent: unknown, { id }: { id: string }) => people.find((person) => person.id === id) ?? null,
+      broken: () => {
+        throw new GraphQLError('the upstream refused', { extensions: { code: 'FORBIDDEN', service: 'test', status: 403 } });
+      },
+      required: () => null,
+    },
+    Mutation: {
+      rename: (_parent: unknown, { id, name }: { id: string; name: string }) => {
+        calls.push(`rename ${id}`);
+        return { ...people.find((person) => person.id === id)!, name };
+      },
+    },
+    User: {
+      manager: (user: { id: string }) => (user.id === 'u1' ? people[0] : null),
+      __resolveReference: (reference: { id: string }) => people.find((person) => person.id === reference.id) ?? null,
+    },
+  } as never,
+});
+
+/** What Apollo Server hands an executor, for one request. */
+function requestFor(query: string, variables: Record<string, unknown> = {}, operationName: string | null = null): Parameters<Executor>[0] {
+  const document = parse(query);
+  return { document, operation: getOperationAST(document, operationName), operationName, queryHash: `${query}`, request: { query, variables }, context: {} } as unknown as Parameters<Executor>[0];
+}
+
+const interpreted = (query: string, variables: Record<string, unknown> = {}, operationName?: string) =>
+  execute({ schema, document: parse(query), variableValues: variables, operationName, contextValue: {} }) as Promise<ExecutionResult>;
+
+/** Results compared as a client receives them: JSON. */
+const asJson = (result: ExecutionResult) => JSON.parse(JSON.stringify(result)) as unknown;
+
+describe('compiled execution of a subgraph’s queries', () => {
+  const cases: [string, string, Record<string, unknown>?][] = [
+    ['a list of objects with nested fields and nulls', '{ users { id name tags manager { id name } } }'],
+    ['variables, aliases and fragments', 'query ($n: Int, $since: Date) { top: users(first: $n, since: $since) { ...who } } fragment who on User { key: id since }', { n: 3, since: '2026-11-02' }],
+    ['an async lookup that finds nothing', '{ user(id: "nobody") { id } }'],
+    ['a resolver error with its typed extensions', '{ broken users(first: 1) { id } }'],
+    ['null in a non-null field, propagated to the parent', '{ broken required }'],
+    ['entities resolved by reference', '{ _entities(representations: [{ __typename: "User", id: "u2" }]) { ... on User { id name } } }'],
+    ['skip and include', 'query ($x: Boolean!) { users(first: 2) { id name @include(if: $x) tags @skip(if: $x) } }', { x: false }],
+  ];
+
+  it.each(cases)('answers %s exactly as graphql-js does', async (_name, query, variables = {}) => {
+    const host = compiledExecution(schema);
+    const { executor } = await host.load({ apollo: {} });
+    const compiled = await executor!(requestFor(query, variables));
+    expect(asJson(compiled)).toEqual(asJson(await interpreted(query, variables)));
+    expect(host.compiledOperations).toBe(1);
+  });
+
+  it('compiles an operation once and reuses it', async () => {
+    const host = compiledExecution(schema);
+    const { executor } = await host.load({ apollo: {} });
+    for (const first of [1, 2, 3]) {
+      const result = await executor!(requestFor('query ($first: Int) { users(first: $first) { id } }', { first }));
+      expect((result.data as { users: unknown[] }).users).toHaveLength(first);
+    }
+    expect(host.compiledOperations).toBe(1);
+  });
+
+  it('refuses a bad variable with graphql-js’s own error, which Apollo turns into BAD_USER_INPUT', async () => {
+    const query = 'query ($since: Date, $first: Int) { users(since: $since, first: $first) { id } }';
+    for (const variables of [{ since: '2026-02-30' }, { first: 'ten' }]) {
+      const { executor } = await compiledExecution(schema).load({ apollo: {} });
+      const result = await executor!(requestFor(query, variables));
+      expect(result.data).toBeUndefined();
+      expect(asJson(result)).toEqual(asJson(await interpreted(query, variables)));
+    }
+  });
+
+  it('runs mutations and unresolved operations on graphql-js, uncompiled', async () => {
+    const host = compiledExecution(schema);
+    const { executor } = await host.load({ apollo: {} });
+    calls.length = 0;
+    const renamed = await executor!(requestFor('mutation { first: rename(id: "u1", name: "A") { name } second: rename(id: "u2", name: "B") { name } }'));
+    expect(renamed).toEqual({ data: { first: { name: 'A' }, second: { name: 'B' } } });
+    expect(calls).toEqual(['rename u1', 'rename u2']);
+    const ambiguous = 'query A { users { id } } query B { broken }';
+    expect(asJson(await executor!(requestFor(ambiguous)))).toEqual(asJson(await interpreted(ambiguous)));
+    expect(host.compiledOperations).toBe(0);
+  });
+
+  it('keeps at most cacheSize compiled operations', async () => {
+    const host = compiledExecution(schema, { cacheSize: 2 });
+    const { executor } = await host.load({ apollo: {} });
+    for (const field of ['id', 'name', 'tags']) await executor!(requestFor(`{ users(first: 1) { ${field} } }`));
+    expect(host.compiledOperations).toBe(2);
+  });
+});
