@@ -18,6 +18,7 @@ import type { ApolloGateway, GraphQLDataSource, GraphQLDataSourceProcessOptions 
 import type { FetchNode } from '@apollo/query-planner';
 import { operationFromDocument } from '@apollo/federation-internals';
 import type { Planner } from './subscriptions/planning.ts';
+import { createBoundedCache } from '../lib/boundedCache.ts';
 
 type GatewayInterface = Pick<ApolloGateway, 'load' | 'onSchemaLoadOrUpdate' | 'stop'>;
 type LoadResult = Awaited<ReturnType<ApolloGateway['load']>>;
@@ -101,7 +102,7 @@ export function directFetch(planner: Planner, document: DocumentNode, operationN
  * errors marked with their service as Apollo would; every other plan goes to Apollo's executor.
  */
 export function withDirectFetches(gateway: ApolloGateway, { planner, dataSources, cacheSize = 2000 }: { planner: Planner; dataSources: ReadonlyMap<string, GraphQLDataSource>; cacheSize?: number }): GatewayInterface {
-  const decisions = new Map<string, FetchNode | null>();
+  const decisions = createBoundedCache<FetchNode | null>(cacheSize);
 
   function decide(requestContext: RequestContext): FetchNode | null {
     const key = `${requestContext.operationName ?? ''}\u0000${requestContext.queryHash}`;
@@ -113,7 +114,6 @@ export function withDirectFetches(gateway: ApolloGateway, { planner, dataSources
         // Whatever the planner refuses here, Apollo's executor reports properly.
         decision = null;
       }
-      if (decisions.size >= cacheSize) decisions.delete(decisions.keys().next().value as string);
       decisions.set(key, decision);
     }
     return decision;

@@ -13,6 +13,7 @@ import {
 import { Supergraph, operationFromDocument, type Schema } from '@apollo/federation-internals';
 import { QueryPlanner, type FetchNode, type QueryPlan } from '@apollo/query-planner';
 import { buildOperationContext } from '@apollo/gateway';
+import { createBoundedCache } from '../../lib/boundedCache.ts';
 
 type OperationContext = ReturnType<typeof buildOperationContext>;
 
@@ -92,7 +93,7 @@ export function createPlanner(supergraphSdl: string, { cacheSize = 1000 }: { cac
   const graphqlApiSchema = apiSchema.toGraphQLJSSchema();
   const supergraphSchema = supergraph.schema.toGraphQLJSSchema();
   const queryPlanner = new QueryPlanner(supergraph);
-  const cache = new Map<string, SubscriptionPlan>();
+  const cache = createBoundedCache<SubscriptionPlan>(cacheSize);
 
   function build(document: DocumentNode, operationName: string | undefined): SubscriptionPlan {
     const operation = getOperationAST(document, operationName);
@@ -140,7 +141,6 @@ export function createPlanner(supergraphSdl: string, { cacheSize = 1000 }: { cac
       if (cached) return cached;
       try {
         const plan = build(document, operationName);
-        if (cache.size >= cacheSize) cache.delete(cache.keys().next().value as string);
         cache.set(key, plan);
         return plan;
       } catch (error) {
