@@ -13,7 +13,8 @@ export interface SubgraphAnswer {
   status: number;
   /** Lower-case names, as undici gives them. */
   headers: Record<string, string | string[] | undefined>;
-  text: string;
+  /** The body as it came: passed on untouched where the gateway need not read it. */
+  bytes: Buffer;
 }
 
 export interface UndiciFetcher extends Fetcher {
@@ -74,7 +75,7 @@ export function createUndiciFetcher({ connections = 128, timeoutMs = 30_000 }: U
   const post = async (url: string, headers: Record<string, string>, body: string): Promise<SubgraphAnswer> => {
     const { origin, path } = targetOf(url);
     const response = await agent.request({ origin, path, method: 'POST', headers, body });
-    return { status: response.statusCode, headers: response.headers, text: await response.body.text() };
+    return { status: response.statusCode, headers: response.headers, bytes: Buffer.from(await response.body.arrayBuffer()) };
   };
 
   const fetcher = async (url: string, init: FetcherRequestInit = {}): Promise<FetcherResponse> => {

@@ -3,7 +3,12 @@ import type { SubscriptionExecutor } from './subscriptions/executor.ts';
 import type { ApolloServerPlugin, BaseContext } from '@apollo/server';
 
 /** Operation counts and durations by operation type and outcome; no name or variable ever becomes a label. */
-export function metricsPlugin<Context extends BaseContext>(registry: Registry): ApolloServerPlugin<Context> {
+export interface OperationMetrics {
+  /** `passedThrough`: served by the pass-through, without Apollo Server. */
+  observe(type: string, ok: boolean, seconds: number, passedThrough?: boolean): void;
+}
+
+export function createOperationMetrics(registry: Registry): OperationMetrics {
   const operations = new Counter({
     name: 'gateway_operations_total',
     help: 'GraphQL operations handled, by type and outcome',
@@ -17,14 +22,29 @@ export function metricsPlugin<Context extends BaseContext>(registry: Registry): 
     buckets: [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5],
     registers: [registry],
   });
+  const passedThrough = new Counter({
+    name: 'gateway_operations_passed_through_total',
+    help: 'Of those, operations one subgraph answered whole, passed to the client as they came, without Apollo Server',
+    labelNames: ['type'] as const,
+    registers: [registry],
+  });
+  return {
+    observe(type, ok, duration, passed = false) {
+      operations.inc({ type, outcome: ok ? 'ok' : 'error' });
+      seconds.observe({ type }, duration);
+      if (passed) passedThrough.inc({ type });
+    },
+  };
+}
+
+/** The operations Apollo Server runs, counted in the gateway's operation metrics. */
+export function metricsPlugin<Context extends BaseContext>(metrics: OperationMetrics): ApolloServerPlugin<Context> {
   return {
     async requestDidStart() {
       const started = performance.now();
       return {
         async willSendResponse({ operation, errors }) {
-          const type = operation?.operation ?? 'unknown';
-          operations.inc({ type, outcome: errors?.length ? 'error' : 'ok' });
-          seconds.observe({ type }, (performance.now() - started) / 1000);
+          metrics.observe(operation?.operation ?? 'unknown', !errors?.length, (performance.now() - started) / 1000);
         },
       };
     },

@@ -4,14 +4,15 @@ import { ApolloGateway } from '@apollo/gateway';
 import { ApolloServer } from '@apollo/server';
 import { ApolloServerPluginLandingPageLocalDefault } from '@apollo/server/plugin/landingPage/default';
 import { ApolloServerPluginLandingPageDisabled } from '@apollo/server/plugin/disabled';
-import { apolloHandler } from '../lib/apolloHttp.ts';
+import { apolloHandler, readGraphQLBody } from '../lib/apolloHttp.ts';
 import { listen, requestUrl, sendJson, sendText, type Started } from '../lib/http.ts';
 import { apolloLogger, type Logger } from '../lib/logger.ts';
 import { createMetrics } from '../lib/metrics.ts';
 import { formatGraphError } from '../lib/errorFormatting.ts';
 import type { GatewayConfig } from './config.ts';
 import { createUndiciFetcher } from './fetcher.ts';
-import { metricsPlugin, subscriptionMetrics } from './metricsPlugin.ts';
+import { createOperationMetrics, metricsPlugin, subscriptionMetrics } from './metricsPlugin.ts';
+import { createPassThrough, type Prefetched } from './passThrough.ts';
 import { checkReadiness } from './readiness.ts';
 import { operationLimitsRule } from './limits.ts';
 import { SubgraphDataSource } from './subgraphDataSource.ts';
@@ -28,6 +29,8 @@ export interface GatewayContext {
   headers: IncomingHttpHeaders;
   /** The gateway's public origin, on which subgraphs build download links. */
   origin?: string | undefined;
+  /** The one subgraph answer the pass-through fetched but left to Apollo to report. */
+  prefetched?: Prefetched;
 }
 
 export interface StartedGateway extends Started {
@@ -59,8 +62,10 @@ export async function startGateway(config: GatewayConfig, logger: Logger): Promi
 
   const planner = createPlanner(supergraphSdl);
   const limits = operationLimitsRule(config.limits);
+  const operationMetrics = createOperationMetrics(metrics.registry);
+  const passThrough = createPassThrough({ schema: planner.graphqlApiSchema, dataSources, metrics: operationMetrics });
   const apollo = new ApolloServer<GatewayContext>({
-    gateway: withDirectFetches(gateway, { planner, dataSources }),
+    gateway: withDirectFetches(gateway, { planner, dataSources, passThrough }),
     logger: apolloLogger(logger),
     includeStacktraceInErrorResponses: false,
     formatError: formatGraphError(logger),
@@ -72,12 +77,24 @@ export async function startGateway(config: GatewayConfig, logger: Logger): Promi
             includeCookies: false,
           })
         : ApolloServerPluginLandingPageDisabled(),
-      metricsPlugin<GatewayContext>(metrics.registry),
+      metricsPlugin<GatewayContext>(operationMetrics),
     ],
   });
   await apollo.start();
 
-  const graphql = apolloHandler<GatewayContext>({ server: apollo, context: async ({ req }) => ({ headers: req.headers, origin: gatewayOrigin(config.publicUrl, req) }), maxBodyBytes: config.maxBodyBytes });
+  const contextOf = (req: http.IncomingMessage): GatewayContext => ({ headers: req.headers, origin: gatewayOrigin(config.publicUrl, req) });
+  const apolloHttp = apolloHandler<GatewayContext>({ server: apollo, context: async ({ req }) => contextOf(req), maxBodyBytes: config.maxBodyBytes });
+  const graphql = async (req: http.IncomingMessage, res: http.ServerResponse, url: URL) => {
+    const read = await readGraphQLBody(req, res, config.maxBodyBytes);
+    if (!read) return;
+    const context = contextOf(req);
+    if (req.method === 'POST') {
+      const outcome = await passThrough.serve(read.body, context, req.headers.accept, res);
+      if (outcome.served) return;
+      if (outcome.prefetched) context.prefetched = outcome.prefetched;
+    }
+    return apolloHttp(req, res, url, { body: read.body, context });
+  };
   const executor = createSubscriptionExecutor({ planner, dataSources, subgraphUrl: (name) => dataSources.get(name)?.url ?? '', logger });
   subscriptionMetrics(metrics.registry, executor);
   const runner = createOperationRunner(executor, apollo);

@@ -14,20 +14,20 @@ import {
   type OperationDefinitionNode,
   type SelectionSetNode,
 } from 'graphql';
-import type { ApolloGateway, GraphQLDataSource, GraphQLDataSourceProcessOptions } from '@apollo/gateway';
+import type { ApolloGateway } from '@apollo/gateway';
 import type { FetchNode } from '@apollo/query-planner';
 import { operationFromDocument } from '@apollo/federation-internals';
 import type { Planner } from './subscriptions/planning.ts';
 import { createBoundedCache } from '../lib/boundedCache.ts';
+import { subgraphRequestFor, type PassThrough } from './passThrough.ts';
+import type { GatewayContext } from './server.ts';
+import type { SubgraphDataSource } from './subgraphDataSource.ts';
 
 type GatewayInterface = Pick<ApolloGateway, 'load' | 'onSchemaLoadOrUpdate' | 'stop'>;
 type LoadResult = Awaited<ReturnType<ApolloGateway['load']>>;
 type Executor = NonNullable<LoadResult['executor']>;
 type RequestContext = Parameters<Executor>[0];
 type ExecutionResult = Awaited<ReturnType<Executor>>;
-type IncomingKind = Extract<GraphQLDataSourceProcessOptions, { incomingRequestContext: unknown }>['kind'];
-/** Apollo's enum member for an operation a client sent; the enum itself is not exported. */
-const INCOMING_OPERATION = 'incoming operation' as unknown as IncomingKind;
 
 /** A response key, the field it reads, its arguments as written, and what it selects below. */
 type Shape = [key: string, field: string, args: string, below: Shape | null][];
@@ -100,8 +100,14 @@ export function directFetch(planner: Planner, document: DocumentNode, operationN
  * the common case here (one subgraph per REST service) and the gateway's largest cost of its own
  * on large lists. For those plans this executor returns the subgraph's answer as it is, with
  * errors marked with their service as Apollo would; every other plan goes to Apollo's executor.
+ * Such operations are also handed to the pass-through, which serves their repeats without Apollo
+ * Server; an answer it fetched but could not pass on arrives here in the context, and is used
+ * rather than fetched again.
  */
-export function withDirectFetches(gateway: ApolloGateway, { planner, dataSources, cacheSize = 2000 }: { planner: Planner; dataSources: ReadonlyMap<string, GraphQLDataSource>; cacheSize?: number }): GatewayInterface {
+export function withDirectFetches(
+  gateway: ApolloGateway,
+  { planner, dataSources, passThrough, cacheSize = 2000 }: { planner: Planner; dataSources: ReadonlyMap<string, SubgraphDataSource>; passThrough?: Pick<PassThrough, 'remember'>; cacheSize?: number },
+): GatewayInterface {
   const decisions = createBoundedCache<FetchNode | null>(cacheSize);
 
   function decide(requestContext: RequestContext): FetchNode | null {
@@ -119,6 +125,15 @@ export function withDirectFetches(gateway: ApolloGateway, { planner, dataSources
     return decision;
   }
 
+  async function answerOf(fetch: FetchNode, source: SubgraphDataSource, requestContext: RequestContext, provided: Record<string, unknown>) {
+    const context = requestContext.context as GatewayContext;
+    const prefetched = context.prefetched;
+    if (prefetched?.serviceName !== fetch.serviceName) return source.send(subgraphRequestFor(fetch, provided), context);
+    delete context.prefetched;
+    if ('error' in prefetched.outcome) throw prefetched.outcome.error;
+    return prefetched.outcome.answer;
+  }
+
   return {
     onSchemaLoadOrUpdate: (callback) => gateway.onSchemaLoadOrUpdate(callback),
     stop: () => gateway.stop(),
@@ -134,15 +149,8 @@ export function withDirectFetches(gateway: ApolloGateway, { planner, dataSources
         const provided = requestContext.request.variables ?? {};
         const coerced = getVariableValues(planner.graphqlApiSchema, operation.variableDefinitions ?? [], provided);
         if (coerced.errors) return { errors: coerced.errors };
-        const variables: Record<string, unknown> = {};
-        for (const name of fetch.variableUsages ?? []) if (provided[name] !== undefined) variables[name] = provided[name];
-        const response = await source.process({
-          kind: INCOMING_OPERATION,
-          request: { query: fetch.operation, variables, ...(fetch.operationName ? { operationName: fetch.operationName } : {}) },
-          incomingRequestContext: requestContext,
-          context: requestContext.context,
-          pathInIncomingRequest: [],
-        });
+        if (requestContext.request.query) passThrough?.remember(requestContext.request.query, requestContext.request.operationName, fetch, operation);
+        const response = source.read(await answerOf(fetch, source, requestContext, provided), requestContext.overallCachePolicy);
         const result: ExecutionResult = { data: response.data ?? null };
         if (response.errors?.length) {
           result.errors = response.errors.map(

@@ -7,6 +7,8 @@ import type { GatewayContext } from './server.ts';
 
 type GatewayGraphQLResponse = Awaited<ReturnType<GraphQLDataSource['process']>>;
 type CachePolicy = { restrict(hint: { maxAge?: number; scope?: 'PUBLIC' | 'PRIVATE' }): void };
+/** What a subgraph is sent: the operation, its variables and name, as JSON. */
+export type SubgraphRequest = Omit<GraphQLDataSourceProcessOptions['request'], 'http'>;
 
 /** `cache-control` of a subgraph's answer as Apollo's cache hint, read as RemoteGraphQLDataSource reads it. */
 function cacheHintOf(header: string | string[] | undefined): { maxAge: number; scope?: 'PUBLIC' | 'PRIVATE' } {
@@ -48,29 +50,37 @@ export class SubgraphDataSource implements GraphQLDataSource<GatewayContext> {
 
   async process(options: GraphQLDataSourceProcessOptions<GatewayContext>): Promise<GatewayGraphQLResponse> {
     const { http, ...request } = options.request;
+    const answer = await this.send(request, options.context, http?.headers);
+    return this.read(answer, 'incomingRequestContext' in options ? options.incomingRequestContext.overallCachePolicy : undefined);
+  }
+
+  /**
+   * Posts an operation to the subgraph with the caller's credential for this service; rejects with
+   * UPSTREAM_UNAVAILABLE when the subgraph cannot be reached.
+   */
+  async send(request: SubgraphRequest, context: Partial<GatewayContext> | undefined, extraHeaders?: Iterable<[string, string]>): Promise<SubgraphAnswer> {
     if (!request.query) throw new Error(`no query to send to the ${this.name} subgraph`);
     const headers: Record<string, string> = {};
     // Headers Apollo itself asks for, such as federated tracing's.
-    if (http?.headers) for (const [name, value] of http.headers) headers[name] = value;
+    if (extraHeaders) for (const [name, value] of extraHeaders) headers[name] = value;
     headers['content-type'] = 'application/json';
     // Operations the gateway runs on its own (health checks) have no caller.
-    const context = options.context;
     if (context?.headers) Object.assign(headers, credentialHeadersFor(this.name, context.headers));
     if (context?.origin) headers[GATEWAY_ORIGIN_HEADER] = context.origin;
-
-    let answer: SubgraphAnswer;
     try {
-      answer = await this.fetcher.post(this.url, headers, JSON.stringify(request));
+      return await this.fetcher.post(this.url, headers, JSON.stringify(request));
     } catch {
       throw graphError(`the ${this.name} subgraph is unreachable`, { code: ErrorCode.UpstreamUnavailable, service: this.name });
     }
-    const body = parseObject(answer.text);
+  }
+
+  /** A subgraph's answer as a GraphQL response, its cache hint applied to the request's policy. */
+  read(answer: SubgraphAnswer, cachePolicy?: unknown): GatewayGraphQLResponse {
+    const body = parseObject(answer.bytes.toString('utf8'));
     if (answer.status >= 200 && answer.status < 300) {
       if (!body) throw graphError(`the ${this.name} subgraph answered something that is not a GraphQL response`, { code: ErrorCode.UpstreamError, service: this.name, status: answer.status });
-      if ('incomingRequestContext' in options) {
-        const policy = options.incomingRequestContext.overallCachePolicy as Partial<CachePolicy> | undefined;
-        if (typeof policy?.restrict === 'function') policy.restrict(cacheHintOf(answer.headers['cache-control']));
-      }
+      const policy = cachePolicy as Partial<CachePolicy> | undefined;
+      if (typeof policy?.restrict === 'function') policy.restrict(cacheHintOf(answer.headers['cache-control']));
       return body as GatewayGraphQLResponse;
     }
     // A subgraph refuses bad variables with HTTP 400 and typed GraphQL errors: keep them and their codes.

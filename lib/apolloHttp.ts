@@ -9,36 +9,52 @@ export interface ApolloHandlerOptions<Context extends BaseContext> {
   maxBodyBytes?: number;
 }
 
+/** A request body already read, and the context to run it in. */
+export interface ReadRequest<Context> {
+  body: unknown;
+  context: Context;
+}
+
+/**
+ * Reads a GraphQL request's body (JSON when its type says so, else text; nothing for GET). A body
+ * over the limit or JSON that does not parse is answered here, and `undefined` returned.
+ */
+export async function readGraphQLBody(req: IncomingMessage, res: ServerResponse, maxBodyBytes = 1024 * 1024): Promise<{ body: unknown } | undefined> {
+  if (req.method !== 'POST') return { body: undefined };
+  let raw: Buffer;
+  try {
+    raw = await readBody(req, maxBodyBytes);
+  } catch (error) {
+    if (error instanceof PayloadTooLargeError) {
+      sendJson(res, 413, { errors: [{ message: `request body exceeds ${maxBodyBytes} bytes`, extensions: { code: 'BAD_REQUEST' } }] });
+    } else {
+      res.destroy();
+    }
+    return undefined;
+  }
+  if (!String(req.headers['content-type'] ?? '').includes('json')) return { body: raw.toString('utf8') };
+  try {
+    return { body: JSON.parse(raw.toString('utf8')) };
+  } catch {
+    sendJson(res, 400, { errors: [{ message: 'request body is not valid JSON', extensions: { code: 'BAD_REQUEST' } }] });
+    return undefined;
+  }
+}
+
 /**
  * Apollo Server over plain node:http: no framework in the hot path, and the body limit and
- * JSON errors are ours rather than a middleware's HTML page.
+ * JSON errors are ours rather than a middleware's HTML page. A caller that has already read the
+ * body (to look at it first) passes it with the context it built.
  */
 export function apolloHandler<Context extends BaseContext>({ server, context, maxBodyBytes = 1024 * 1024 }: ApolloHandlerOptions<Context>) {
-  return async (req: IncomingMessage, res: ServerResponse, url: URL): Promise<void> => {
+  return async (req: IncomingMessage, res: ServerResponse, url: URL, read?: ReadRequest<Context>): Promise<void> => {
     let body: unknown;
-    if (req.method === 'POST') {
-      let raw: Buffer;
-      try {
-        raw = await readBody(req, maxBodyBytes);
-      } catch (error) {
-        if (error instanceof PayloadTooLargeError) {
-          sendJson(res, 413, { errors: [{ message: `request body exceeds ${maxBodyBytes} bytes`, extensions: { code: 'BAD_REQUEST' } }] });
-        } else {
-          res.destroy();
-        }
-        return;
-      }
-      const type = String(req.headers['content-type'] ?? '');
-      if (type.includes('json')) {
-        try {
-          body = JSON.parse(raw.toString('utf8'));
-        } catch {
-          sendJson(res, 400, { errors: [{ message: 'request body is not valid JSON', extensions: { code: 'BAD_REQUEST' } }] });
-          return;
-        }
-      } else {
-        body = raw.toString('utf8');
-      }
+    if (read) {
+      body = read.body;
+    } else {
+      const parsed = await readGraphQLBody(req, res, maxBodyBytes);
+      if (!parsed) return;
+      body = parsed.body;
     }
     const headers = new HeaderMap();
     for (const [name, value] of Object.entries(req.headers)) {
@@ -46,7 +62,7 @@ export function apolloHandler<Context extends BaseContext>({ server, context, ma
     }
     const response = await server.executeHTTPGraphQLRequest({
       httpGraphQLRequest: { method: (req.method ?? 'GET').toUpperCase(), headers, search: url.search, body },
-      context: () => context({ req }),
+      context: read ? async () => read.context : () => context({ req }),
     });
     for (const [name, value] of response.headers) res.setHeader(name, value);
     res.statusCode = response.status ?? 200;

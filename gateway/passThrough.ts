@@ -1,0 +1,144 @@
+import type { ServerResponse } from 'node:http';
+import Negotiator from 'negotiator';
+import { getVariableValues, type GraphQLSchema, type OperationDefinitionNode } from 'graphql';
+import type { FetchNode } from '@apollo/query-planner';
+import { createBoundedCache } from '../lib/boundedCache.ts';
+import type { SubgraphAnswer } from './fetcher.ts';
+import type { OperationMetrics } from './metricsPlugin.ts';
+import type { SubgraphDataSource, SubgraphRequest } from './subgraphDataSource.ts';
+import type { GatewayContext } from './server.ts';
+
+/** What a subgraph answered, or how reaching it failed, before Apollo Server ran the request. */
+export interface Prefetched {
+  serviceName: string;
+  outcome: { answer: SubgraphAnswer } | { error: unknown };
+}
+
+export type PassThroughOutcome = { served: true } | { served: false; prefetched?: Prefetched };
+
+export interface PassThrough {
+  /** Called for an operation Apollo has validated and planned as one fetch that needs no reshaping. */
+  remember(query: string, operationName: string | null | undefined, fetch: FetchNode, operation: OperationDefinitionNode): void;
+  /**
+   * Serves a repeat of a remembered operation when the subgraph's answer can go to the client as it
+   * came. Otherwise nothing is written, and whatever was fetched is returned for Apollo to report.
+   */
+  serve(body: unknown, context: GatewayContext, accept: string | undefined, res: ServerResponse): Promise<PassThroughOutcome>;
+}
+
+export interface PassThroughOptions {
+  /** The API schema, against which variables are checked. */
+  schema: GraphQLSchema;
+  dataSources: ReadonlyMap<string, SubgraphDataSource>;
+  metrics: OperationMetrics;
+  /** Distinct operations remembered. @default 2000 */
+  cacheSize?: number;
+}
+
+/** A POST body as Apollo Server reads it; anything else (extensions, persisted queries, batches) goes to Apollo. */
+interface PlainRequest {
+  query: string;
+  operationName?: string | null;
+  variables?: Record<string, unknown> | null;
+}
+
+function plainRequest(body: unknown): PlainRequest | undefined {
+  if (!body || typeof body !== 'object' || Array.isArray(body)) return undefined;
+  const { query, operationName, variables, extensions } = body as Record<string, unknown>;
+  if (typeof query !== 'string' || extensions !== undefined) return undefined;
+  if (operationName !== undefined && operationName !== null && typeof operationName !== 'string') return undefined;
+  if (variables !== undefined && variables !== null && (typeof variables !== 'object' || Array.isArray(variables))) return undefined;
+  return body as PlainRequest;
+}
+
+/** The subgraph request of a one-fetch plan: its operation, and the caller's variables it uses. */
+export function subgraphRequestFor(fetch: FetchNode, provided: Record<string, unknown>): SubgraphRequest {
+  const variables: Record<string, unknown> = {};
+  for (const name of fetch.variableUsages ?? []) if (provided[name] !== undefined) variables[name] = provided[name];
+  return { query: fetch.operation, variables, ...(fetch.operationName ? { operationName: fetch.operationName } : {}) };
+}
+
+// Apollo Server's media types for a single result, in its order of preference.
+const JSON_RESPONSE = 'application/json; charset=utf-8';
+const RESPONSE_TYPES = [JSON_RESPONSE, 'application/graphql-response+json; charset=utf-8', 'application/json; callbackSpec=1.0; charset=utf-8'];
+const DATA_FIRST = Buffer.from('{"data":');
+const EXTENSIONS_KEY = Buffer.from('"extensions":');
+const CLOSING_BRACE = 0x7d;
+const NEWLINE = 0x0a;
+
+/**
+ * Apollo Server serialises `errors` before `data`, so an answer that opens with `data` has none;
+ * it ends its JSON with a newline, as the gateway's own answers do.
+ * Subgraph extensions are not passed on to clients: an answer naming that key anywhere (an alias
+ * may, harmlessly) goes through Apollo. A cache hint would change Apollo's cache-control header.
+ */
+function passesAsItIs(answer: SubgraphAnswer): boolean {
+  const { status, headers, bytes } = answer;
+  return (
+    status === 200 &&
+    headers['cache-control'] === undefined &&
+    bytes.length > DATA_FIRST.length &&
+    bytes.subarray(0, DATA_FIRST.length).equals(DATA_FIRST) &&
+    (bytes[bytes.length - 1] === CLOSING_BRACE || (bytes[bytes.length - 1] === NEWLINE && bytes[bytes.length - 2] === CLOSING_BRACE)) &&
+    bytes.indexOf(EXTENSIONS_KEY) === -1
+  );
+}
+
+/**
+ * Repeat operations that one subgraph answers whole skip Apollo Server at the gateway.
+ *
+ * For such an operation (one REST service, one subgraph: the common case), Apollo Server would
+ * hash and look up the document, run its plugins, call the subgraph, parse its answer and write the
+ * same JSON back. Once Apollo has validated and planned an operation, its text is remembered; a
+ * repeat has its variables checked as Apollo would, is sent to the subgraph, and an answer without
+ * errors is written to the client byte for byte, with Apollo's own headers. Any other answer, or a
+ * subgraph out of reach, is handed to Apollo as already fetched: errors are formatted in one place
+ * and the subgraph is never called twice.
+ */
+export function createPassThrough({ schema, dataSources, metrics, cacheSize = 2000 }: PassThroughOptions): PassThrough {
+  const remembered = createBoundedCache<{ fetch: FetchNode; operation: OperationDefinitionNode; source: SubgraphDataSource }>(cacheSize);
+  const responseTypes = createBoundedCache<string | null>(100);
+  const keyOf = (query: string, operationName: string | null | undefined) => `${operationName ?? ''}\u0000${query}`;
+
+  /** The content type Apollo would answer with, or null where it would refuse (406). */
+  function responseTypeFor(accept: string | undefined): string | null {
+    if (!accept) return JSON_RESPONSE;
+    let type = responseTypes.get(accept);
+    if (type === undefined) {
+      type = new Negotiator({ headers: { accept } }).mediaType(RESPONSE_TYPES) ?? null;
+      responseTypes.set(accept, type);
+    }
+    return type;
+  }
+
+  return {
+    remember(query, operationName, fetch, operation) {
+      const source = dataSources.get(fetch.serviceName);
+      if (source) remembered.set(keyOf(query, operationName), { fetch, operation, source });
+    },
+
+    async serve(body, context, accept, res) {
+      const started = performance.now();
+      const request = plainRequest(body);
+      const prepared = request && remembered.get(keyOf(request.query, request.operationName));
+      const contentType = prepared && responseTypeFor(accept);
+      if (!request || !prepared || !contentType) return { served: false };
+      const provided = request.variables ?? {};
+      // Apollo reports bad variables in its own words; this only decides whether to go on.
+      if (getVariableValues(schema, prepared.operation.variableDefinitions ?? [], provided).errors) return { served: false };
+
+      const serviceName = prepared.fetch.serviceName;
+      let answer: SubgraphAnswer;
+      try {
+        answer = await prepared.source.send(subgraphRequestFor(prepared.fetch, provided), context);
+      } catch (error) {
+        return { served: false, prefetched: { serviceName, outcome: { error } } };
+      }
+      if (!passesAsItIs(answer)) return { served: false, prefetched: { serviceName, outcome: { answer } } };
+      res.writeHead(200, { 'content-type': contentType, 'cache-control': 'no-store', 'content-length': answer.bytes.length });
+      res.end(answer.bytes);
+      metrics.observe(prepared.operation.operation, true, (performance.now() - started) / 1000, true);
+      return { served: true };
+    },
+  };
+}
