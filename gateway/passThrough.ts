@@ -1,8 +1,8 @@
 import type { ServerResponse } from 'node:http';
-import Negotiator from 'negotiator';
 import { getVariableValues, type GraphQLSchema, type OperationDefinitionNode } from 'graphql';
 import type { FetchNode } from '@apollo/query-planner';
 import { createBoundedCache } from '../lib/boundedCache.ts';
+import { apolloResponseType, plainGraphQLRequest } from '../lib/apolloHttp.ts';
 import type { SubgraphAnswer } from './fetcher.ts';
 import type { OperationMetrics } from './metricsPlugin.ts';
 import type { SubgraphDataSource, SubgraphRequest } from './subgraphDataSource.ts';
@@ -35,22 +35,6 @@ export interface PassThroughOptions {
   cacheSize?: number;
 }
 
-/** A POST body as Apollo Server reads it; anything else (extensions, persisted queries, batches) goes to Apollo. */
-interface PlainRequest {
-  query: string;
-  operationName?: string | null;
-  variables?: Record<string, unknown> | null;
-}
-
-function plainRequest(body: unknown): PlainRequest | undefined {
-  if (!body || typeof body !== 'object' || Array.isArray(body)) return undefined;
-  const { query, operationName, variables, extensions } = body as Record<string, unknown>;
-  if (typeof query !== 'string' || extensions !== undefined) return undefined;
-  if (operationName !== undefined && operationName !== null && typeof operationName !== 'string') return undefined;
-  if (variables !== undefined && variables !== null && (typeof variables !== 'object' || Array.isArray(variables))) return undefined;
-  return body as PlainRequest;
-}
-
 /** The subgraph request of a one-fetch plan: its operation, and the caller's variables it uses. */
 export function subgraphRequestFor(fetch: FetchNode, provided: Record<string, unknown>): SubgraphRequest {
   const variables: Record<string, unknown> = {};
@@ -58,9 +42,6 @@ export function subgraphRequestFor(fetch: FetchNode, provided: Record<string, un
   return { query: fetch.operation, variables, ...(fetch.operationName ? { operationName: fetch.operationName } : {}) };
 }
 
-// Apollo Server's media types for a single result, in its order of preference.
-const JSON_RESPONSE = 'application/json; charset=utf-8';
-const RESPONSE_TYPES = [JSON_RESPONSE, 'application/graphql-response+json; charset=utf-8', 'application/json; callbackSpec=1.0; charset=utf-8'];
 const DATA_FIRST = Buffer.from('{"data":');
 const EXTENSIONS_KEY = Buffer.from('"extensions":');
 const CLOSING_BRACE = 0x7d;
@@ -97,19 +78,7 @@ function passesAsItIs(answer: SubgraphAnswer): boolean {
  */
 export function createPassThrough({ schema, dataSources, metrics, cacheSize = 2000 }: PassThroughOptions): PassThrough {
   const remembered = createBoundedCache<{ fetch: FetchNode; operation: OperationDefinitionNode; source: SubgraphDataSource }>(cacheSize);
-  const responseTypes = createBoundedCache<string | null>(100);
   const keyOf = (query: string, operationName: string | null | undefined) => `${operationName ?? ''}\u0000${query}`;
-
-  /** The content type Apollo would answer with, or null where it would refuse (406). */
-  function responseTypeFor(accept: string | undefined): string | null {
-    if (!accept) return JSON_RESPONSE;
-    let type = responseTypes.get(accept);
-    if (type === undefined) {
-      type = new Negotiator({ headers: { accept } }).mediaType(RESPONSE_TYPES) ?? null;
-      responseTypes.set(accept, type);
-    }
-    return type;
-  }
 
   return {
     remember(query, operationName, fetch, operation) {
@@ -119,9 +88,9 @@ export function createPassThrough({ schema, dataSources, metrics, cacheSize = 20
 
     async serve(body, context, accept, res) {
       const started = performance.now();
-      const request = plainRequest(body);
+      const request = plainGraphQLRequest(body);
       const prepared = request && remembered.get(keyOf(request.query, request.operationName));
-      const contentType = prepared && responseTypeFor(accept);
+      const contentType = prepared && apolloResponseType(accept);
       if (!request || !prepared || !contentType) return { served: false };
       const provided = request.variables ?? {};
       // Apollo reports bad variables in its own words; this only decides whether to go on.

@@ -1,7 +1,9 @@
-import { execute, getVariableValues, type GraphQLSchema } from 'graphql';
+import type { ServerResponse } from 'node:http';
+import { execute, getVariableValues, type ExecutionResult, type GraphQLSchema, type OperationDefinitionNode } from 'graphql';
 import { compileQuery, isCompiledQuery, type CompiledQuery } from 'graphql-jit';
 import type { ApolloServerOptionsWithGateway, BaseContext } from '@apollo/server';
 import { createBoundedCache } from '../../lib/boundedCache.ts';
+import { apolloResponseType, plainGraphQLRequest } from '../../lib/apolloHttp.ts';
 
 type ExecutorHost = ApolloServerOptionsWithGateway<BaseContext>['gateway'];
 type LoadResult = Awaited<ReturnType<ExecutorHost['load']>>;
@@ -10,7 +12,18 @@ export type Executor = NonNullable<LoadResult['executor']>;
 export interface CompiledExecution extends ExecutorHost {
   /** Operations compiled so far (kept up to `cacheSize`), for tests and diagnostics. */
   readonly compiledOperations: number;
+  /**
+   * Runs a repeat of a query already compiled for an earlier request, without Apollo Server. An
+   * answer without errors is written here; one with errors is kept in the returned context, for
+   * Apollo Server to format: the resolvers never run twice. `served: false` without a context:
+   * Apollo Server runs the request from the start.
+   */
+  serve<Context extends object>(body: unknown, makeContext: () => Context | Promise<Context>, accept: string | undefined, res: ServerResponse): Promise<{ served: true } | { served: false; context?: Context }>;
 }
+
+/** A result computed before Apollo Server ran the request, carried in its context (which Apollo copies). */
+const PRECOMPUTED = Symbol('precomputed result');
+type Precomputed = { result: ExecutionResult } | { thrown: unknown };
 
 export interface CompiledExecutionOptions {
   /** Distinct operations whose compiled form is kept. @default 1000 */
@@ -32,6 +45,9 @@ export interface CompiledExecutionOptions {
  */
 export function compiledExecution(schema: GraphQLSchema, { cacheSize = 1000 }: CompiledExecutionOptions = {}): CompiledExecution {
   const compiled = createBoundedCache<CompiledQuery | null>(cacheSize);
+  // The same compiled queries by the text clients send, so that a repeat needs no hashing or parsing.
+  const byText = createBoundedCache<{ query: CompiledQuery; operation: OperationDefinitionNode }>(cacheSize);
+  const textKey = (text: string, operationName: string | null | undefined) => `${operationName ?? ''}\u0000${text}`;
 
   function compiledFor(queryHash: string, requestContext: Parameters<Executor>[0]): CompiledQuery | null {
     const key = `${requestContext.operationName ?? ''}\u0000${queryHash}`;
@@ -46,6 +62,11 @@ export function compiledExecution(schema: GraphQLSchema, { cacheSize = 1000 }: C
 
   const executor: Executor = async (requestContext) => {
     const { document, operation, context, queryHash } = requestContext;
+    const precomputed = (context as Record<symbol, Precomputed | undefined>)[PRECOMPUTED];
+    if (precomputed) {
+      if ('thrown' in precomputed) throw precomputed.thrown;
+      return precomputed.result;
+    }
     const variables = requestContext.request.variables ?? {};
     const interpreted = () => execute({ schema, document, contextValue: context, variableValues: variables, operationName: requestContext.operationName });
     // Apollo hands over an unresolved operation too; graphql-js words that error as clients expect.
@@ -54,8 +75,32 @@ export function compiledExecution(schema: GraphQLSchema, { cacheSize = 1000 }: C
     if (!query) return interpreted();
     const coerced = getVariableValues(schema, operation.variableDefinitions ?? [], variables);
     if (coerced.errors) return { errors: coerced.errors };
+    if (requestContext.request.query) byText.set(textKey(requestContext.request.query, requestContext.request.operationName), { query, operation });
     return query.query(undefined, context, variables);
   };
+
+  async function serve<Context extends object>(body: unknown, makeContext: () => Context | Promise<Context>, accept: string | undefined, res: ServerResponse) {
+    const request = plainGraphQLRequest(body);
+    const known = request && byText.get(textKey(request.query, request.operationName));
+    const contentType = known && apolloResponseType(accept);
+    if (!request || !known || !contentType) return { served: false as const };
+    const variables = request.variables ?? {};
+    // Apollo Server words variable errors itself (BAD_USER_INPUT, HTTP 400).
+    if (getVariableValues(schema, known.operation.variableDefinitions ?? [], variables).errors) return { served: false as const };
+    const context = await makeContext();
+    let result: ExecutionResult;
+    try {
+      result = await known.query.query(undefined, context, variables);
+    } catch (thrown) {
+      return { served: false as const, context: Object.assign(context, { [PRECOMPUTED]: { thrown } }) };
+    }
+    if (result.errors?.length) return { served: false as const, context: Object.assign(context, { [PRECOMPUTED]: { result } }) };
+    // As Apollo Server writes a result: JSON and a newline.
+    const text = `${JSON.stringify({ data: result.data })}\n`;
+    res.writeHead(200, { 'content-type': contentType, 'content-length': Buffer.byteLength(text) });
+    res.end(text);
+    return { served: true as const };
+  }
 
   return {
     onSchemaLoadOrUpdate(callback) {
@@ -64,6 +109,7 @@ export function compiledExecution(schema: GraphQLSchema, { cacheSize = 1000 }: C
     },
     load: async () => ({ executor }),
     stop: async () => {},
+    serve,
     get compiledOperations() {
       return compiled.size;
     },

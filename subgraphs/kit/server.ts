@@ -5,7 +5,7 @@ import { ApolloServerPluginCacheControlDisabled, ApolloServerPluginInlineTraceDi
 import { buildSubgraphSchema } from '@apollo/subgraph';
 import type { GraphQLResolverMap } from '@apollo/subgraph/dist/schema-helper/resolverMap.js';
 import type { GraphQLSchema } from 'graphql';
-import { apolloHandler } from '../../lib/apolloHttp.ts';
+import { apolloHandler, readGraphQLBody } from '../../lib/apolloHttp.ts';
 import { listen, requestUrl, sendJson, sendText, type Started } from '../../lib/http.ts';
 import { createLogger, apolloLogger, type Logger } from '../../lib/logger.ts';
 import type { Metrics } from '../../lib/metrics.ts';
@@ -63,8 +63,9 @@ export async function startSubgraph<Context extends BaseContext>(definition: Sub
   const { logger } = definition;
   // Apollo types the resolver map's context as unknown; ours is the subgraph's own.
   const schema = buildSubgraphSchema({ typeDefs: definition.typeDefs, resolvers: definition.resolvers as GraphQLResolverMap<unknown> });
+  const execution = compiledExecution(schema);
   const apollo = new ApolloServer<Context>({
-    gateway: compiledExecution(schema),
+    gateway: execution,
     logger: apolloLogger(logger),
     includeStacktraceInErrorResponses: false,
     formatError: formatGraphError(logger),
@@ -75,7 +76,14 @@ export async function startSubgraph<Context extends BaseContext>(definition: Sub
     plugins: [ApolloServerPluginLandingPageDisabled(), ApolloServerPluginInlineTraceDisabled(), ApolloServerPluginCacheControlDisabled()],
   });
   await apollo.start();
-  const graphql = apolloHandler<Context>({ server: apollo, context: async ({ req }) => definition.context(req.headers) });
+  const apolloHttp = apolloHandler<Context>({ server: apollo, context: async ({ req }) => definition.context(req.headers) });
+  const graphql = async (req: IncomingMessage, res: ServerResponse, url: URL) => {
+    const read = await readGraphQLBody(req, res);
+    if (!read) return;
+    const outcome = req.method === 'POST' ? await execution.serve(read.body, () => definition.context(req.headers), req.headers.accept, res) : { served: false as const };
+    if (outcome.served) return;
+    return apolloHttp(req, res, url, { body: read.body, context: outcome.context ?? (await definition.context(req.headers)) });
+  };
   const routes = definition.routes ?? [];
 
   const server = http.createServer((req, res) => {

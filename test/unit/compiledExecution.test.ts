@@ -1,3 +1,4 @@
+import type { ServerResponse } from 'node:http';
 import { GraphQLError, execute, parse, getOperationAST, type ExecutionResult } from 'graphql';
 import { buildSubgraphSchema } from '@apollo/subgraph';
 import { describe, expect, it } from 'vitest';
@@ -26,6 +27,7 @@ const schema = buildSubgraphSchema({
       users: (_parent: unknown, { first }: { first?: number }) => people.slice(0, first ?? people.length),
       user: async (_parent: unknown, { id }: { id: string }) => people.find((person) => person.id === id) ?? null,
       broken: () => {
+        calls.push('broken');
         throw new GraphQLError('the upstream refused', { extensions: { code: 'FORBIDDEN', service: 'test', status: 403 } });
       },
       required: () => null,
@@ -46,7 +48,7 @@ const schema = buildSubgraphSchema({
 /** What Apollo Server hands an executor, for one request. */
 function requestFor(query: string, variables: Record<string, unknown> = {}, operationName: string | null = null): Parameters<Executor>[0] {
   const document = parse(query);
-  return { document, operation: getOperationAST(document, operationName), operationName, queryHash: `${query}`, request: { query, variables }, context: {} } as unknown as Parameters<Executor>[0];
+  return { document, operation: getOperationAST(document, operationName), operationName, queryHash: `${query}`, request: { query, variables, ...(operationName ? { operationName } : {}) }, context: {} } as unknown as Parameters<Executor>[0];
 }
 
 const interpreted = (query: string, variables: Record<string, unknown> = {}, operationName?: string) =>
@@ -111,5 +113,89 @@ describe('compiled execution of a subgraph’s queries', () => {
     const { executor } = await host.load({ apollo: {} });
     for (const field of ['id', 'name', 'tags']) await executor!(requestFor(`{ users(first: 1) { ${field} } }`));
     expect(host.compiledOperations).toBe(2);
+  });
+});
+
+/** What a request handler wrote, standing in for node's ServerResponse. */
+function recorder() {
+  const written: { status?: number; headers?: Record<string, string | number>; body?: string } = {};
+  const res = {
+    writeHead(status: number, headers: Record<string, string | number>) {
+      Object.assign(written, { status, headers });
+      return res;
+    },
+    end(body: string) {
+      written.body = body;
+      return res;
+    },
+  };
+  return { res: res as unknown as ServerResponse, written };
+}
+
+describe('repeats of a compiled query, without Apollo Server', () => {
+  const query = 'query Top($n: Int) { users(first: $n) { id name } }';
+
+  it('serves nothing it has not run for Apollo Server first, then answers repeats as Apollo Server would', async () => {
+    const host = compiledExecution(schema);
+    const { executor } = await host.load({ apollo: {} });
+    const body = { query, operationName: 'Top', variables: { n: 2 } };
+    const unknown = recorder();
+    expect(await host.serve(body, () => ({}), undefined, unknown.res)).toEqual({ served: false });
+    expect(unknown.written).toEqual({});
+
+    await executor!(requestFor(query, { n: 1 }, 'Top'));
+    const repeat = recorder();
+    expect(await host.serve(body, () => ({}), undefined, repeat.res)).toEqual({ served: true });
+    expect(repeat.written.status).toBe(200);
+    expect(repeat.written.headers).toMatchObject({ 'content-type': 'application/json; charset=utf-8' });
+    expect(repeat.written.body).toBe(`${JSON.stringify(await interpreted(query, { n: 2 }, 'Top'))}\n`);
+    // The operation name is part of what was asked.
+    expect(await host.serve({ query, variables: { n: 2 } }, () => ({}), undefined, recorder().res)).toEqual({ served: false });
+  });
+
+  it('leaves an answer with errors to Apollo Server, already computed, so resolvers run once', async () => {
+    const host = compiledExecution(schema);
+    const { executor } = await host.load({ apollo: {} });
+    const failing = '{ broken users(first: 1) { id } }';
+    await executor!(requestFor(failing));
+    calls.length = 0;
+    const written = recorder();
+    const outcome = await host.serve({ query: failing }, () => ({ caller: 'a' }), undefined, written.res);
+    expect(outcome.served).toBe(false);
+    expect(written.written).toEqual({});
+    expect(calls).toEqual(['broken']);
+    const context = (outcome as { context?: object }).context!;
+    expect(context).toMatchObject({ caller: 'a' });
+    // Apollo Server copies the context it is given; the result travels with the copy.
+    const copy = Object.assign(Object.create(Object.getPrototypeOf(context) as object) as object, context);
+    const result = await executor!({ ...requestFor(failing), context: copy } as Parameters<Executor>[0]);
+    expect(asJson(result)).toEqual(asJson(await interpreted(failing)));
+    expect(calls).toEqual(['broken', 'broken']);
+  });
+
+  it('leaves bad variables, unknown shapes and refused media types to Apollo Server, running nothing', async () => {
+    const host = compiledExecution(schema);
+    const { executor } = await host.load({ apollo: {} });
+    await executor!(requestFor('query ($since: Date) { users(since: $since) { id } }', {}));
+    await executor!(requestFor('{ broken }'));
+    calls.length = 0;
+    const contexts: unknown[] = [];
+    const makeContext = () => {
+      const context = {};
+      contexts.push(context);
+      return context;
+    };
+    for (const [body, accept] of [
+      [{ query: 'query ($since: Date) { users(since: $since) { id } }', variables: { since: 'yesterday' } }, undefined],
+      [{ query: '{ broken }', extensions: { persistedQuery: { version: 1 } } }, undefined],
+      [{ query: '{ broken }', variables: 'n=1' }, undefined],
+      [{ query: '{ broken }' }, 'text/html'],
+    ] as const) {
+      const written = recorder();
+      expect(await host.serve(body, makeContext, accept, written.res)).toEqual({ served: false });
+      expect(written.written).toEqual({});
+    }
+    expect(contexts).toEqual([]);
+    expect(calls).toEqual([]);
   });
 });
