@@ -26,10 +26,21 @@ export function createMetrics(prefix: string, { defaults = false }: { defaults?:
   return { registry, upstreamCalls, upstreamSeconds };
 }
 
-/** The transport's `observe` hook, counting and timing each upstream call into these metrics. */
+/**
+ * The transport's `observe` hook, counting and timing each upstream call into these metrics. The
+ * labelled series are looked up once per (operation, status): prom-client hashes the labels on
+ * every call otherwise, for each of the many calls a request may make.
+ */
 export function observeUpstream(metrics: Metrics, service: string) {
+  const series = new Map<string, { calls: { inc(): void }; seconds: { observe(value: number): void } }>();
   return ({ operation, status, durationMs }: { operation: string; status: number | 'error'; durationMs: number }): void => {
-    metrics.upstreamCalls.inc({ service, operation, status: String(status) });
-    metrics.upstreamSeconds.observe({ service, operation }, durationMs / 1000);
+    const key = `${operation}\u0000${status}`;
+    let entry = series.get(key);
+    if (!entry) {
+      entry = { calls: metrics.upstreamCalls.labels({ service, operation, status: String(status) }), seconds: metrics.upstreamSeconds.labels({ service, operation }) };
+      series.set(key, entry);
+    }
+    entry.calls.inc();
+    entry.seconds.observe(durationMs / 1000);
   };
 }
