@@ -2,7 +2,7 @@ import type { ServerResponse } from 'node:http';
 import { getVariableValues, type GraphQLSchema, type OperationDefinitionNode } from 'graphql';
 import type { FetchNode } from '@apollo/query-planner';
 import { createBoundedCache } from '../lib/boundedCache.ts';
-import { apolloResponseType, plainGraphQLRequest } from '../lib/apolloHttp.ts';
+import { REMEMBERED_QUERY_MAX_CHARS, apolloResponseType, plainGraphQLRequest } from '../lib/apolloHttp.ts';
 import type { SubgraphAnswer } from './fetcher.ts';
 import type { OperationMetrics } from './metricsPlugin.ts';
 import type { SubgraphDataSource, SubgraphRequest } from './subgraphDataSource.ts';
@@ -83,7 +83,7 @@ export function createPassThrough({ schema, dataSources, metrics, cacheSize = 20
   return {
     remember(query, operationName, fetch, operation) {
       const source = dataSources.get(fetch.serviceName);
-      if (source) remembered.set(keyOf(query, operationName), { fetch, operation, source });
+      if (source && query.length <= REMEMBERED_QUERY_MAX_CHARS) remembered.set(keyOf(query, operationName), { fetch, operation, source });
     },
 
     async serve(body, context, accept, res) {

@@ -77,6 +77,13 @@ export function apolloHandler<Context extends BaseContext>({ server, context, ma
   };
 }
 
+/**
+ * The longest operation text the fast paths remember. Their caches are keyed by the text itself,
+ * and bounded in entries: without this, a client padding distinct operations to the body limit
+ * could hold gigabytes. Real operations are a few kilobytes; longer ones simply go through Apollo.
+ */
+export const REMEMBERED_QUERY_MAX_CHARS = 16 * 1024;
+
 /** A POST body in the plain shape; extensions, persisted queries and batches are left to Apollo Server. */
 export interface PlainGraphQLRequest {
   query: string;

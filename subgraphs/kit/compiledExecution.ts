@@ -3,7 +3,7 @@ import { execute, getVariableValues, type ExecutionResult, type GraphQLSchema, t
 import { compileQuery, isCompiledQuery, type CompiledQuery } from 'graphql-jit';
 import type { ApolloServerOptionsWithGateway, BaseContext } from '@apollo/server';
 import { createBoundedCache } from '../../lib/boundedCache.ts';
-import { apolloResponseType, plainGraphQLRequest } from '../../lib/apolloHttp.ts';
+import { REMEMBERED_QUERY_MAX_CHARS, apolloResponseType, plainGraphQLRequest } from '../../lib/apolloHttp.ts';
 
 type ExecutorHost = ApolloServerOptionsWithGateway<BaseContext>['gateway'];
 type LoadResult = Awaited<ReturnType<ExecutorHost['load']>>;
@@ -75,7 +75,8 @@ export function compiledExecution(schema: GraphQLSchema, { cacheSize = 1000 }: C
     if (!query) return interpreted();
     const coerced = getVariableValues(schema, operation.variableDefinitions ?? [], variables);
     if (coerced.errors) return { errors: coerced.errors };
-    if (requestContext.request.query) byText.set(textKey(requestContext.request.query, requestContext.request.operationName), { query, operation });
+    const text = requestContext.request.query;
+    if (text && text.length <= REMEMBERED_QUERY_MAX_CHARS) byText.set(textKey(text, requestContext.request.operationName), { query, operation });
     return query.query(undefined, context, variables);
   };
 

@@ -140,6 +140,14 @@ describe('the gateway’s pass-through', () => {
     expect(calls).toBe(0);
   });
 
+  it('does not remember an operation padded past 16 KiB: its repeats go through Apollo Server', async () => {
+    answer = { status: 200, body: '{"data":{"webhooks":[]}}' };
+    const padded = await twice({ query: `{ webhooks { id } }\n# ${'x'.repeat(16 * 1024)}` });
+    expect(padded.second).toEqual(padded.first);
+    expect(padded.passedThrough).toBe(0);
+    expect(calls).toBe(2);
+  });
+
   it('leaves requests it does not know the shape of to Apollo Server', async () => {
     answer = { status: 200, body: '{"data":{"webhooks":[]}}' };
     const query = '{ webhooks { id } }';

@@ -173,6 +173,14 @@ describe('repeats of a compiled query, without Apollo Server', () => {
     expect(calls).toEqual(['broken', 'broken']);
   });
 
+  it('does not remember an operation padded past 16 KiB', async () => {
+    const host = compiledExecution(schema);
+    const { executor } = await host.load({ apollo: {} });
+    const padded = `{ users(first: 1) { id } }\n# ${'x'.repeat(16 * 1024)}`;
+    await executor!(requestFor(padded));
+    expect(await host.serve({ query: padded }, () => ({}), undefined, recorder().res)).toEqual({ served: false });
+  });
+
   it('leaves bad variables, unknown shapes and refused media types to Apollo Server, running nothing', async () => {
     const host = compiledExecution(schema);
     const { executor } = await host.load({ apollo: {} });
