@@ -1,8 +1,7 @@
 import type { ServerResponse } from 'node:http';
-import { getVariableValues, type GraphQLSchema, type OperationDefinitionNode } from 'graphql';
+import type { GraphQLSchema, OperationDefinitionNode } from 'graphql';
 import type { FetchNode } from '@apollo/query-planner';
-import { createBoundedCache } from '../lib/boundedCache.ts';
-import { REMEMBERED_QUERY_MAX_CHARS, apolloResponseType, plainGraphQLRequest } from '../lib/apolloHttp.ts';
+import { createRepeatOperations } from '../lib/repeatOperations.ts';
 import type { SubgraphAnswer } from './fetcher.ts';
 import type { OperationMetrics } from './metricsPlugin.ts';
 import type { SubgraphDataSource, SubgraphRequest } from './subgraphDataSource.ts';
@@ -77,34 +76,28 @@ function passesAsItIs(answer: SubgraphAnswer): boolean {
  * and the subgraph is never called twice.
  */
 export function createPassThrough({ schema, dataSources, metrics, cacheSize = 2000 }: PassThroughOptions): PassThrough {
-  const remembered = createBoundedCache<{ fetch: FetchNode; operation: OperationDefinitionNode; source: SubgraphDataSource }>(cacheSize);
-  const keyOf = (query: string, operationName: string | null | undefined) => `${operationName ?? ''}\u0000${query}`;
+  const repeats = createRepeatOperations<{ fetch: FetchNode; operation: OperationDefinitionNode; source: SubgraphDataSource }>(schema, cacheSize);
 
   return {
     remember(query, operationName, fetch, operation) {
       const source = dataSources.get(fetch.serviceName);
-      if (source && query.length <= REMEMBERED_QUERY_MAX_CHARS) remembered.set(keyOf(query, operationName), { fetch, operation, source });
+      if (source) repeats.remember(query, operationName, { fetch, operation, source });
     },
 
     async serve(body, context, accept, res) {
       const started = performance.now();
-      const request = plainGraphQLRequest(body);
-      const prepared = request && remembered.get(keyOf(request.query, request.operationName));
-      const contentType = prepared && apolloResponseType(accept);
-      if (!request || !prepared || !contentType) return { served: false };
-      const provided = request.variables ?? {};
-      // Apollo reports bad variables in its own words; this only decides whether to go on.
-      if (getVariableValues(schema, prepared.operation.variableDefinitions ?? [], provided).errors) return { served: false };
-
+      const repeat = repeats.recall(body, accept);
+      if (!repeat) return { served: false };
+      const prepared = repeat.value;
       const serviceName = prepared.fetch.serviceName;
       let answer: SubgraphAnswer;
       try {
-        answer = await prepared.source.send(subgraphRequestFor(prepared.fetch, provided), context);
+        answer = await prepared.source.send(subgraphRequestFor(prepared.fetch, repeat.variables), context);
       } catch (error) {
         return { served: false, prefetched: { serviceName, outcome: { error } } };
       }
       if (!passesAsItIs(answer)) return { served: false, prefetched: { serviceName, outcome: { answer } } };
-      res.writeHead(200, { 'content-type': contentType, 'cache-control': 'no-store', 'content-length': answer.bytes.length });
+      res.writeHead(200, { 'content-type': repeat.contentType, 'cache-control': 'no-store', 'content-length': answer.bytes.length });
       res.end(answer.bytes);
       metrics.observe(prepared.operation.operation, true, (performance.now() - started) / 1000, true);
       return { served: true };

@@ -1,7 +1,5 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import Negotiator from 'negotiator';
 import { HeaderMap, type ApolloServer, type BaseContext, type ContextFunction } from '@apollo/server';
-import { createBoundedCache } from './boundedCache.ts';
 import { readBody, sendJson, PayloadTooLargeError } from './http.ts';
 
 export interface ApolloHandlerOptions<Context extends BaseContext> {
@@ -77,45 +75,3 @@ export function apolloHandler<Context extends BaseContext>({ server, context, ma
   };
 }
 
-/**
- * The longest operation text the fast paths remember. Their caches are keyed by the text itself,
- * and bounded in entries: without this, a client padding distinct operations to the body limit
- * could hold gigabytes. Real operations are a few kilobytes; longer ones simply go through Apollo.
- */
-export const REMEMBERED_QUERY_MAX_CHARS = 16 * 1024;
-
-/** A POST body in the plain shape; extensions, persisted queries and batches are left to Apollo Server. */
-export interface PlainGraphQLRequest {
-  query: string;
-  operationName?: string | null;
-  variables?: Record<string, unknown> | null;
-}
-
-/** The body as a plain request, when it is one that Apollo Server would accept as it is. */
-export function plainGraphQLRequest(body: unknown): PlainGraphQLRequest | undefined {
-  if (!body || typeof body !== 'object' || Array.isArray(body)) return undefined;
-  const { query, operationName, variables, extensions } = body as Record<string, unknown>;
-  if (typeof query !== 'string' || extensions !== undefined) return undefined;
-  if (operationName !== undefined && operationName !== null && typeof operationName !== 'string') return undefined;
-  if (variables !== undefined && variables !== null && (typeof variables !== 'object' || Array.isArray(variables))) return undefined;
-  return body as PlainGraphQLRequest;
-}
-
-// Apollo Server's media types for a single result, in its order of preference.
-const JSON_RESPONSE = 'application/json; charset=utf-8';
-const RESPONSE_TYPES = [JSON_RESPONSE, 'application/graphql-response+json; charset=utf-8', 'application/json; callbackSpec=1.0; charset=utf-8'];
-const responseTypes = createBoundedCache<string | null>(100);
-
-/**
- * The content type Apollo Server answers a single result with, for a request's `Accept`; null
- * where it would refuse the request (406). Clients send few distinct headers: each is negotiated once.
- */
-export function apolloResponseType(accept: string | undefined): string | null {
-  if (!accept) return JSON_RESPONSE;
-  let type = responseTypes.get(accept);
-  if (type === undefined) {
-    type = new Negotiator({ headers: { accept } }).mediaType(RESPONSE_TYPES) ?? null;
-    responseTypes.set(accept, type);
-  }
-  return type;
-}

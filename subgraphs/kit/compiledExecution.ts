@@ -3,7 +3,7 @@ import { execute, getVariableValues, type ExecutionResult, type GraphQLSchema, t
 import { compileQuery, isCompiledQuery, type CompiledQuery } from 'graphql-jit';
 import type { ApolloServerOptionsWithGateway, BaseContext } from '@apollo/server';
 import { createBoundedCache } from '../../lib/boundedCache.ts';
-import { REMEMBERED_QUERY_MAX_CHARS, apolloResponseType, plainGraphQLRequest } from '../../lib/apolloHttp.ts';
+import { createRepeatOperations } from '../../lib/repeatOperations.ts';
 
 type ExecutorHost = ApolloServerOptionsWithGateway<BaseContext>['gateway'];
 type LoadResult = Awaited<ReturnType<ExecutorHost['load']>>;
@@ -46,8 +46,7 @@ export interface CompiledExecutionOptions {
 export function compiledExecution(schema: GraphQLSchema, { cacheSize = 1000 }: CompiledExecutionOptions = {}): CompiledExecution {
   const compiled = createBoundedCache<CompiledQuery | null>(cacheSize);
   // The same compiled queries by the text clients send, so that a repeat needs no hashing or parsing.
-  const byText = createBoundedCache<{ query: CompiledQuery; operation: OperationDefinitionNode }>(cacheSize);
-  const textKey = (text: string, operationName: string | null | undefined) => `${operationName ?? ''}\u0000${text}`;
+  const repeats = createRepeatOperations<{ query: CompiledQuery; operation: OperationDefinitionNode }>(schema, cacheSize);
 
   function compiledFor(queryHash: string, requestContext: Parameters<Executor>[0]): CompiledQuery | null {
     const key = `${requestContext.operationName ?? ''}\u0000${queryHash}`;
@@ -75,30 +74,24 @@ export function compiledExecution(schema: GraphQLSchema, { cacheSize = 1000 }: C
     if (!query) return interpreted();
     const coerced = getVariableValues(schema, operation.variableDefinitions ?? [], variables);
     if (coerced.errors) return { errors: coerced.errors };
-    const text = requestContext.request.query;
-    if (text && text.length <= REMEMBERED_QUERY_MAX_CHARS) byText.set(textKey(text, requestContext.request.operationName), { query, operation });
+    if (requestContext.request.query) repeats.remember(requestContext.request.query, requestContext.request.operationName, { query, operation });
     return query.query(undefined, context, variables);
   };
 
   async function serve<Context extends object>(body: unknown, makeContext: () => Context | Promise<Context>, accept: string | undefined, res: ServerResponse) {
-    const request = plainGraphQLRequest(body);
-    const known = request && byText.get(textKey(request.query, request.operationName));
-    const contentType = known && apolloResponseType(accept);
-    if (!request || !known || !contentType) return { served: false as const };
-    const variables = request.variables ?? {};
-    // Apollo Server words variable errors itself (BAD_USER_INPUT, HTTP 400).
-    if (getVariableValues(schema, known.operation.variableDefinitions ?? [], variables).errors) return { served: false as const };
+    const repeat = repeats.recall(body, accept);
+    if (!repeat) return { served: false as const };
     const context = await makeContext();
     let result: ExecutionResult;
     try {
-      result = await known.query.query(undefined, context, variables);
+      result = await repeat.value.query.query(undefined, context, repeat.variables);
     } catch (thrown) {
       return { served: false as const, context: Object.assign(context, { [PRECOMPUTED]: { thrown } }) };
     }
     if (result.errors?.length) return { served: false as const, context: Object.assign(context, { [PRECOMPUTED]: { result } }) };
     // As Apollo Server writes a result: JSON and a newline.
     const text = `${JSON.stringify({ data: result.data })}\n`;
-    res.writeHead(200, { 'content-type': contentType, 'content-length': Buffer.byteLength(text) });
+    res.writeHead(200, { 'content-type': repeat.contentType, 'content-length': Buffer.byteLength(text) });
     res.end(text);
     return { served: true as const };
   }

@@ -269,9 +269,8 @@ export function createRestTransport(options: RestTransportOptions): RestTranspor
 
   async function complete(call: RestCall, lookup: boolean): Promise<RestResponse | null> {
     const deadline = deadlineOf(call);
-    let response: Dispatcher.ResponseData;
+    const response = await send(call, deadline);
     let text: string;
-    response = await send(call, deadline);
     try {
       text = await response.body.text();
     } catch (error) {
