@@ -3,19 +3,15 @@ import { runLoad, type LoadSample } from './load.ts';
 import type { ReferenceOperation } from './operations.ts';
 import { scenarioResult, type EconomyResult, type ScenarioResult } from './report.ts';
 import type { EmulatorControl } from './stack.ts';
-import { summarize } from './stats.ts';
+import { summarize, type Summary } from './stats.ts';
 
 export interface Sides {
   floor: () => Promise<unknown>;
   gateway: () => Promise<Record<string, unknown>>;
 }
 
-export interface ScenarioSettings {
-  concurrency: number;
+export interface ScenarioSettings extends RoundSettings {
   emulatorLatencyMs: number;
-  warmupMs: number;
-  roundMs: number;
-  rounds: number;
 }
 
 export function sidesOf(operation: ReferenceOperation, graph: GraphClient, upstream: UpstreamClient): Sides {
@@ -30,30 +26,46 @@ export async function verify(operation: ReferenceOperation, sides: Sides): Promi
   await sides.floor();
 }
 
+export interface RoundSettings {
+  concurrency: number;
+  warmupMs: number;
+  roundMs: number;
+  rounds: number;
+}
+
 /**
- * Both sides at one concurrency: warm-up, then rounds that alternate which side goes first, so a
- * drift in the machine's speed (another tenant, a thermal limit) falls on both sides alike.
+ * Warms each side up, then times them in rounds, each round starting with the next side, so a
+ * drift in the machine's speed (another tenant, a thermal limit) falls on every side alike.
  */
-export async function measureScenario(operation: ReferenceOperation, sides: Sides, settings: ScenarioSettings): Promise<ScenarioResult> {
-  const { concurrency, warmupMs, roundMs, rounds } = settings;
-  await runLoad(sides.floor, { concurrency, durationMs: warmupMs });
-  await runLoad(sides.gateway, { concurrency, durationMs: warmupMs });
-  const samples: Record<keyof Sides, LoadSample[]> = { floor: [], gateway: [] };
+export async function timeInRounds<Side extends string>(
+  label: string,
+  sides: Record<Side, () => Promise<unknown>>,
+  order: readonly Side[],
+  { concurrency, warmupMs, roundMs, rounds }: RoundSettings,
+): Promise<Record<Side, Summary>> {
+  for (const side of order) await runLoad(sides[side], { concurrency, durationMs: warmupMs });
+  const samples = new Map<Side, LoadSample[]>(order.map((side) => [side, []]));
   for (let round = 0; round < rounds; round += 1) {
-    const order: (keyof Sides)[] = round % 2 === 0 ? ['floor', 'gateway'] : ['gateway', 'floor'];
-    for (const side of order) samples[side].push(await runLoad(sides[side], { concurrency, durationMs: roundMs }));
+    const shift = round % order.length;
+    for (const side of [...order.slice(shift), ...order.slice(0, shift)]) samples.get(side)!.push(await runLoad(sides[side], { concurrency, durationMs: roundMs }));
   }
-  const pooled = (side: keyof Sides) => {
-    const list = samples[side];
+  const summaries = {} as Record<Side, Summary>;
+  for (const [side, list] of samples) {
     const failure = list.find((sample) => sample.firstError)?.firstError;
-    if (failure) console.error(`  ${operation.name} ${side}: ${failure}`);
-    return summarize(
+    if (failure) console.error(`  ${label} ${side}: ${failure}`);
+    summaries[side] = summarize(
       list.flatMap((sample) => sample.latenciesMs),
       list.reduce((sum, sample) => sum + sample.elapsedMs, 0),
       list.reduce((sum, sample) => sum + sample.errors, 0),
     );
-  };
-  return scenarioResult(operation.name, settings.emulatorLatencyMs, concurrency, pooled('floor'), pooled('gateway'));
+  }
+  return summaries;
+}
+
+/** Both sides at one concurrency, in alternating rounds. */
+export async function measureScenario(operation: ReferenceOperation, sides: Sides, settings: ScenarioSettings): Promise<ScenarioResult> {
+  const { floor, gateway } = await timeInRounds(operation.name, sides, ['floor', 'gateway'], settings);
+  return scenarioResult(operation.name, settings.emulatorLatencyMs, settings.concurrency, floor, gateway);
 }
 
 async function callsPerOperation(run: () => Promise<unknown>, emulators: readonly EmulatorControl[], times: number): Promise<number> {

@@ -2,6 +2,7 @@ import { mkdirSync, writeFileSync } from 'node:fs';
 import { dirname } from 'node:path';
 import type { Summary } from './stats.ts';
 import type { SubscriptionResult, SubscriptionSettings } from './subscriptions.ts';
+import type { TwoHopsResult } from './twoHops.ts';
 
 /** One operation at one emulator latency and one concurrency, both sides. */
 export interface ScenarioResult {
@@ -51,6 +52,8 @@ export interface BenchReport {
   /** Peak resident set (VmHWM) of each process over the whole run, in MiB. */
   peakRssMiB: Record<string, number | null>;
   targets: TargetResult[];
+  /** The graph against two hand-written hops on one operation; null when that operation was not run. */
+  twoHops: TwoHopsResult | null;
   /** Webhook-to-client latency and sustained events per second, by number of identical subscribers. */
   subscriptions: SubscriptionResult[];
 }
@@ -98,6 +101,21 @@ function fixed(value: number, digits: number): string {
   return Number.isFinite(value) ? value.toFixed(digits) : '-';
 }
 
+function formatTwoHops(row: TwoHopsResult): string[] {
+  return [
+    `What two hops cost on this machine: ${row.operation} at concurrency 1, emulator 0 ms, three sides in rotating rounds`,
+    table(
+      ['side', 'ops/s', 'p50 ms', 'p99 ms', 'p50 +ms over the floor'],
+      [
+        ['floor', fixed(row.floor.opsPerSec, 0), fixed(row.floor.p50Ms, 2), fixed(row.floor.p99Ms, 2), '-'],
+        ['two hand-written hops', fixed(row.twoHops.opsPerSec, 0), fixed(row.twoHops.p50Ms, 2), fixed(row.twoHops.p99Ms, 2), fixed(row.twoHopsOverheadMs, 2)],
+        ['gateway + subgraph', fixed(row.gateway.opsPerSec, 0), fixed(row.gateway.p50Ms, 2), fixed(row.gateway.p99Ms, 2), fixed(row.gatewayOverheadMs, 2)],
+      ],
+    ),
+    `The graph's own share (its p50 minus the hand-written hops'): ${fixed(row.graphOverTwoHopsMs, 2)} ms`,
+  ];
+}
+
 function table(header: readonly string[], rows: readonly (readonly string[])[]): string {
   const widths = header.map((cell, column) => Math.max(cell.length, ...rows.map((row) => row[column]!.length)));
   const line = (cells: readonly string[]) => cells.map((cell, column) => (column === 0 ? cell.padEnd(widths[column]!) : cell.padStart(widths[column]!))).join('  ');
@@ -140,6 +158,7 @@ export function formatReport(report: BenchReport): string {
       ['process', 'MiB'],
       Object.entries(report.peakRssMiB).map(([name, mib]) => [name, mib === null ? '-' : fixed(mib, 1)]),
     ),
+    ...(report.twoHops ? ['', ...formatTwoHops(report.twoHops)] : []),
     '',
     'Targets',
     table(
@@ -163,7 +182,8 @@ export function formatReport(report: BenchReport): string {
       ]),
     ),
   ];
-  const errors = report.scenarios.flatMap((row) => [row.floor, row.gateway]).reduce((sum, side) => sum + side.errors, 0);
+  const twoHopsSides = report.twoHops ? [report.twoHops.floor, report.twoHops.twoHops, report.twoHops.gateway] : [];
+  const errors = [...report.scenarios.flatMap((row) => [row.floor, row.gateway]), ...twoHopsSides].reduce((sum, side) => sum + side.errors, 0);
   if (errors) sections.push('', `${errors} operations FAILED during the load: the figures above are not trustworthy.`);
   const lost = report.subscriptions.reduce((sum, row) => sum + row.lost, 0);
   if (lost) sections.push('', `${lost} subscription deliveries were LOST.`);

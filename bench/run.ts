@@ -7,6 +7,7 @@ import { REFERENCE_OPERATIONS } from './operations.ts';
 import { REPO_ROOT, RUNTIME_FLAGS } from './processes.ts';
 import { formatReport, judgeTargets, writeReport, type BenchReport, type EconomyResult, type ScenarioResult } from './report.ts';
 import { launchStack } from './stack.ts';
+import { launchTwoHops, measureTwoHops, TWO_HOPS_OPERATION, type TwoHopsResult } from './twoHops.ts';
 import { measureSubscriptions, type SubscriptionSettings } from './subscriptions.ts';
 
 /**
@@ -18,11 +19,12 @@ import { measureSubscriptions, type SubscriptionSettings } from './subscriptions
  *   (the largest file is the process's main thread; summarise it with bench/profile.ts).
  */
 const quick = process.env.BENCH_QUICK === '1';
-// Sized so the whole run stays under 5 minutes on 2 cores: 24 scenarios of about 9 s, then
-// about 15 s of subscriptions.
+// Sized so the whole run stays under 5 minutes on 2 cores: 24 scenarios of about 9 s, the
+// hand-written two hops in about 20 s, then about 15 s of subscriptions.
 const settings = quick
   ? { roundMs: 100, rounds: 2, warmupMs: 50, jitWarmupMs: 50, economyRuns: 2 }
   : { roundMs: 1000, rounds: 4, warmupMs: 400, jitWarmupMs: 500, economyRuns: 5 };
+const twoHopsSettings = { ...settings, rounds: quick ? 3 : 6, loadWarmupMs: quick ? 50 : 2000 };
 const subscriptionSettings: SubscriptionSettings = quick
   ? { subscriberCounts: [1, 10], events: 3, sustainedMs: 300, window: 4 }
   : { subscriberCounts: [1, 100, 1000], events: 30, sustainedMs: 3000, window: 8 };
@@ -69,7 +71,9 @@ try {
   }
   progress('warmed up');
 
+  const recognition = stack.emulators.find((emulator) => emulator.service === 'recognition')!;
   const scenarios: ScenarioResult[] = [];
+  let twoHops: TwoHopsResult | null = null;
   for (const latency of EMULATOR_LATENCIES_MS) {
     await setLatency(latency);
     for (const operation of operations) {
@@ -82,10 +86,19 @@ try {
         progress(`${operation.name}, emulator ${latency} ms, concurrency ${concurrency}: p50 +${result.p50OverheadMs.toFixed(2)} ms, ops/s ratio ${result.throughputRatio.toFixed(2)}`);
       }
     }
+    const reference = operations.find((operation) => operation.name === TWO_HOPS_OPERATION);
+    if (latency === 0 && reference) {
+      const hops = await launchTwoHops(recognition.origin);
+      try {
+        twoHops = await measureTwoHops(reference, sidesOf(reference, graph, upstream), hops, stack.demoHeaders, twoHopsSettings);
+      } finally {
+        await hops.stop();
+      }
+      progress(`two hand-written hops on ${reference.name}: p50 +${twoHops.twoHopsOverheadMs.toFixed(2)} ms over the floor, the graph +${twoHops.gatewayOverheadMs.toFixed(2)} ms`);
+    }
   }
   await setLatency(0);
 
-  const recognition = stack.emulators.find((emulator) => emulator.service === 'recognition')!;
   const subscriptions = await measureSubscriptions(stack.graphqlUrl, recognition.origin, stack.demoHeaders, subscriptionSettings);
   for (const row of subscriptions) progress(`${row.subscribers} subscribers: p50 ${row.p50Ms.toFixed(2)} ms, ${row.eventsPerSec.toFixed(0)} events/s`);
 
@@ -112,6 +125,7 @@ try {
     scenarios,
     peakRssMiB,
     targets: judgeTargets(economy, scenarios),
+    twoHops,
     subscriptions,
   };
   writeReport(outPath, report);

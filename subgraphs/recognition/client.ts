@@ -162,7 +162,8 @@ export interface RewardCatalogParams {
   personalizeFor?: string;
 }
 
-const KNOWN_USER_KEYS = new Set([
+/** The fields a user has in the spec; any other string or number field is a custom property. */
+export const KNOWN_USER_KEYS: ReadonlySet<string> = new Set([
   'id', 'short_name', 'display_name', 'username', 'email', 'path', 'full_pic_url', 'profile_pic_url', 'first_name', 'last_name',
   'last_active_at', 'external_unique_id', 'budget_boost', 'user_mode', 'country', 'time_zone', 'can_give', 'can_receive',
   'earning_balance', 'lifetime_earnings', 'giving_balance', 'earning_balance_with_currency', 'lifetime_earnings_with_currency',

@@ -22,17 +22,24 @@ function runBench(env: Record<string, string>): Promise<{ code: number | null; s
 describe('npm run bench', () => {
   it('runs the whole stack as processes and reports both sides, upstream calls, memory and subscriptions', { timeout: 60_000 }, async () => {
     const out = join(dir, 'report.json');
-    const run = await runBench({ BENCH_QUICK: '1', BENCH_OPS: 'reward', BENCH_OUT: out });
+    const run = await runBench({ BENCH_QUICK: '1', BENCH_OPS: 'reward,leaderboard100', BENCH_OUT: out });
     expect(run.code, run.stderr).toBe(0);
 
     const report = JSON.parse(readFileSync(out, 'utf8')) as BenchReport;
     expect(report.meta.quick).toBe(true);
-    expect(report.economy).toEqual([{ operation: 'reward', description: 'a reward by id', minUpstreamCalls: 1, gatewayCallsPerOp: 1, floorCallsPerOp: 1 }]);
-    expect(report.scenarios.map(({ emulatorLatencyMs, concurrency }) => [emulatorLatencyMs, concurrency])).toEqual([
-      [0, 1],
-      [0, 32],
-      [20, 1],
-      [20, 32],
+    expect(report.economy).toEqual([
+      { operation: 'reward', description: 'a reward by id', minUpstreamCalls: 1, gatewayCallsPerOp: 1, floorCallsPerOp: 1 },
+      { operation: 'leaderboard100', description: 'a leaderboard of 100 users', minUpstreamCalls: 1, gatewayCallsPerOp: 1, floorCallsPerOp: 1 },
+    ]);
+    expect(report.scenarios.map(({ operation, emulatorLatencyMs, concurrency }) => [operation, emulatorLatencyMs, concurrency])).toEqual([
+      ['reward', 0, 1],
+      ['reward', 0, 32],
+      ['leaderboard100', 0, 1],
+      ['leaderboard100', 0, 32],
+      ['reward', 20, 1],
+      ['reward', 20, 32],
+      ['leaderboard100', 20, 1],
+      ['leaderboard100', 20, 32],
     ]);
     for (const scenario of report.scenarios) {
       for (const side of [scenario.floor, scenario.gateway]) {
@@ -40,6 +47,16 @@ describe('npm run bench', () => {
         expect(side.n).toBeGreaterThan(0);
       }
     }
+    // The hand-written two hops answered the same data as the graph (checked before timing) and were timed beside it.
+    const twoHops = report.twoHops!;
+    expect(twoHops.operation).toBe('leaderboard100');
+    for (const side of [twoHops.floor, twoHops.twoHops, twoHops.gateway]) {
+      expect(side.errors).toBe(0);
+      expect(side.n).toBeGreaterThan(0);
+    }
+    expect(twoHops.graphOverTwoHopsMs).toBeCloseTo(twoHops.gateway.p50Ms - twoHops.twoHops.p50Ms, 9);
+    expect(run.stdout).toContain('What two hops cost on this machine');
+    // Its processes are the benchmark's own, not the graph's: they are not in the memory table.
     const processes = ['gateway', ...SERVICES.flatMap((service) => [`${service.name}-emulator`, `${service.name}-subgraph`])];
     expect(Object.keys(report.peakRssMiB).sort()).toEqual(processes.sort());
     for (const mib of Object.values(report.peakRssMiB)) expect(mib).toBeGreaterThan(0);

@@ -1,0 +1,24 @@
+import http from 'node:http';
+import { Pool } from 'undici';
+import { listen, readBody } from '../../lib/http.ts';
+
+/**
+ * The first hop of the hand-written reference (see `bench/twoHops.ts`): a gateway that only
+ * forwards. The request body and the recognition token go to the mapper; its bytes come back.
+ */
+const mapper = new Pool(process.env.TWO_HOPS_MAPPER!, { connections: 128, pipelining: 1 });
+
+const server = http.createServer(async (req, res) => {
+  const body = await readBody(req, 1 << 20);
+  const response = await mapper.request({
+    method: 'POST',
+    path: '/graphql',
+    headers: { 'content-type': 'application/json', 'x-recognition-token': String(req.headers['x-recognition-token']) },
+    body,
+  });
+  const bytes = Buffer.from(await response.body.arrayBuffer());
+  res.writeHead(200, { 'content-type': 'application/json; charset=utf-8', 'content-length': bytes.length });
+  res.end(bytes);
+});
+const started = await listen(server, 0, '127.0.0.1');
+console.log(`two-hops proxy on ${started.url}`);
