@@ -3,7 +3,7 @@ import { createGraphClient } from './clients.ts';
 import { runLoad } from './load.ts';
 import { timeInRounds, type RoundSettings, type Sides } from './measure.ts';
 import type { ReferenceOperation } from './operations.ts';
-import { launch, type Child } from './processes.ts';
+import { launch } from './processes.ts';
 import type { Summary } from './stats.ts';
 
 /** The operation the hand-written reference serves: the one whose overhead is nearest its target. */
@@ -35,9 +35,9 @@ export interface TwoHopsSettings extends Omit<RoundSettings, 'concurrency'> {
 
 const LOAD_WARMUP_CONCURRENCY = 32;
 
-interface TwoHopsStack {
+export interface TwoHopsStack {
+  /** The proxy's endpoint, where the graph client posts. */
   graphqlUrl: string;
-  children: Child[];
   stop(): Promise<void>;
 }
 
@@ -53,7 +53,6 @@ export async function launchTwoHops(recognitionOrigin: string): Promise<TwoHopsS
   });
   return {
     graphqlUrl: `${proxy.url}/graphql`,
-    children: [mapper, proxy],
     stop: async () => {
       await Promise.all([proxy.stop(), mapper.stop()]);
     },
