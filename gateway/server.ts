@@ -4,7 +4,7 @@ import { ApolloGateway } from '@apollo/gateway';
 import { ApolloServer } from '@apollo/server';
 import { ApolloServerPluginLandingPageLocalDefault } from '@apollo/server/plugin/landingPage/default';
 import { ApolloServerPluginLandingPageDisabled } from '@apollo/server/plugin/disabled';
-import { apolloHandler, readGraphQLBody } from '../lib/apolloHttp.ts';
+import { apolloHandler } from '../lib/apolloHttp.ts';
 import { listen, requestUrl, sendJson, sendText, type Started } from '../lib/http.ts';
 import { apolloLogger, type Logger } from '../lib/logger.ts';
 import { createMetrics } from '../lib/metrics.ts';
@@ -83,18 +83,18 @@ export async function startGateway(config: GatewayConfig, logger: Logger): Promi
   await apollo.start();
 
   const contextOf = (req: http.IncomingMessage): GatewayContext => ({ headers: req.headers, origin: gatewayOrigin(config.publicUrl, req) });
-  const apolloHttp = apolloHandler<GatewayContext>({ server: apollo, context: async ({ req }) => contextOf(req), maxBodyBytes: config.maxBodyBytes });
-  const graphql = async (req: http.IncomingMessage, res: http.ServerResponse, url: URL) => {
-    const read = await readGraphQLBody(req, res, config.maxBodyBytes);
-    if (!read) return;
-    const context = contextOf(req);
-    if (req.method === 'POST') {
-      const outcome = await passThrough.serve(read.body, context, req.headers.accept, res);
-      if (outcome.served) return;
+  const graphql = apolloHandler<GatewayContext>({
+    server: apollo,
+    context: async ({ req }) => contextOf(req),
+    maxBodyBytes: config.maxBodyBytes,
+    async first(body, req, res) {
+      const context = contextOf(req);
+      const outcome = await passThrough.serve(body, context, req.headers.accept, res);
+      if (outcome.served) return outcome;
       if (outcome.prefetched) context.prefetched = outcome.prefetched;
-    }
-    return apolloHttp(req, res, url, { body: read.body, context });
-  };
+      return { served: false, context };
+    },
+  });
   const executor = createSubscriptionExecutor({ planner, dataSources, subgraphUrl: (name) => dataSources.get(name)?.url ?? '', logger });
   subscriptionMetrics(metrics.registry, executor);
   const runner = createOperationRunner(executor, apollo);

@@ -7,19 +7,21 @@ export interface ApolloHandlerOptions<Context extends BaseContext> {
   context: ContextFunction<[{ req: IncomingMessage }], Context>;
   /** @default 1 MiB */
   maxBodyBytes?: number;
+  /**
+   * Sees a POST's parsed body before Apollo Server does (the fast paths for repeat operations). It
+   * either answers the request itself, or lets Apollo Server run it, in the context it hands over
+   * when it has already built one.
+   */
+  first?(body: unknown, req: IncomingMessage, res: ServerResponse): Promise<FirstOutcome<Context>>;
 }
 
-/** A request body already read, and the context to run it in. */
-export interface ReadRequest<Context> {
-  body: unknown;
-  context: Context;
-}
+export type FirstOutcome<Context> = { served: true } | { served: false; context?: Context | undefined };
 
 /**
  * Reads a GraphQL request's body (JSON when its type says so, else text; nothing for GET). A body
  * over the limit or JSON that does not parse is answered here, and `undefined` returned.
  */
-export async function readGraphQLBody(req: IncomingMessage, res: ServerResponse, maxBodyBytes = 1024 * 1024): Promise<{ body: unknown } | undefined> {
+async function readGraphQLBody(req: IncomingMessage, res: ServerResponse, maxBodyBytes = 1024 * 1024): Promise<{ body: unknown } | undefined> {
   if (req.method !== 'POST') return { body: undefined };
   let raw: Buffer;
   try {
@@ -43,26 +45,23 @@ export async function readGraphQLBody(req: IncomingMessage, res: ServerResponse,
 
 /**
  * Apollo Server over plain node:http: no framework in the hot path, and the body limit and
- * JSON errors are ours rather than a middleware's HTML page. A caller that has already read the
- * body (to look at it first) passes it with the context it built.
+ * JSON errors are ours rather than a middleware's HTML page.
  */
-export function apolloHandler<Context extends BaseContext>({ server, context, maxBodyBytes = 1024 * 1024 }: ApolloHandlerOptions<Context>) {
-  return async (req: IncomingMessage, res: ServerResponse, url: URL, read?: ReadRequest<Context>): Promise<void> => {
-    let body: unknown;
-    if (read) {
-      body = read.body;
-    } else {
-      const parsed = await readGraphQLBody(req, res, maxBodyBytes);
-      if (!parsed) return;
-      body = parsed.body;
-    }
+export function apolloHandler<Context extends BaseContext>({ server, context, maxBodyBytes = 1024 * 1024, first }: ApolloHandlerOptions<Context>) {
+  return async (req: IncomingMessage, res: ServerResponse, url: URL): Promise<void> => {
+    const read = await readGraphQLBody(req, res, maxBodyBytes);
+    if (!read) return;
+    const { body } = read;
+    const outcome = first && req.method === 'POST' ? await first(body, req, res) : undefined;
+    if (outcome?.served) return;
+    const built = outcome?.context;
     const headers = new HeaderMap();
     for (const [name, value] of Object.entries(req.headers)) {
       if (value !== undefined) headers.set(name, Array.isArray(value) ? value.join(', ') : value);
     }
     const response = await server.executeHTTPGraphQLRequest({
       httpGraphQLRequest: { method: (req.method ?? 'GET').toUpperCase(), headers, search: url.search, body },
-      context: read ? async () => read.context : () => context({ req }),
+      context: built ? async () => built : () => context({ req }),
     });
     for (const [name, value] of response.headers) res.setHeader(name, value);
     res.statusCode = response.status ?? 200;
@@ -74,4 +73,3 @@ export function apolloHandler<Context extends BaseContext>({ server, context, ma
     res.end();
   };
 }
-

@@ -5,7 +5,7 @@ import { ApolloServerPluginCacheControlDisabled, ApolloServerPluginInlineTraceDi
 import { buildSubgraphSchema } from '@apollo/subgraph';
 import type { GraphQLResolverMap } from '@apollo/subgraph/dist/schema-helper/resolverMap.js';
 import type { GraphQLSchema } from 'graphql';
-import { apolloHandler, readGraphQLBody } from '../../lib/apolloHttp.ts';
+import { apolloHandler } from '../../lib/apolloHttp.ts';
 import { listen, requestUrl, sendJson, sendText, type Started } from '../../lib/http.ts';
 import { createLogger, apolloLogger, type Logger } from '../../lib/logger.ts';
 import type { Metrics } from '../../lib/metrics.ts';
@@ -76,14 +76,11 @@ export async function startSubgraph<Context extends BaseContext>(definition: Sub
     plugins: [ApolloServerPluginLandingPageDisabled(), ApolloServerPluginInlineTraceDisabled(), ApolloServerPluginCacheControlDisabled()],
   });
   await apollo.start();
-  const apolloHttp = apolloHandler<Context>({ server: apollo, context: async ({ req }) => definition.context(req.headers) });
-  const graphql = async (req: IncomingMessage, res: ServerResponse, url: URL) => {
-    const read = await readGraphQLBody(req, res);
-    if (!read) return;
-    const outcome = req.method === 'POST' ? await execution.serve(read.body, () => definition.context(req.headers), req.headers.accept, res) : { served: false as const };
-    if (outcome.served) return;
-    return apolloHttp(req, res, url, { body: read.body, context: outcome.context ?? (await definition.context(req.headers)) });
-  };
+  const graphql = apolloHandler<Context>({
+    server: apollo,
+    context: async ({ req }) => definition.context(req.headers),
+    first: (body, req, res) => execution.serve(body, () => definition.context(req.headers), req.headers.accept, res),
+  });
   const routes = definition.routes ?? [];
 
   const server = http.createServer((req, res) => {
