@@ -1,40 +1,27 @@
-import http from 'node:http';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { DEMO_TOKENS } from '../../emulators/recognition/data.ts';
-import { readGatewayConfig } from '../../gateway/config.ts';
-import { startGateway, type StartedGateway } from '../../gateway/server.ts';
-import { listen, type Started } from '../../lib/http.ts';
-import { testLogger } from '../support/logs.ts';
+import type { StartedGateway } from '../../gateway/server.ts';
+import { startGatewayOverStandIn, type GatewayOverStandIn } from '../support/standInSubgraph.ts';
 
 /**
  * The gateway's pass-through, against a stand-in recognition subgraph whose answers each test
  * sets: which repeats skip Apollo Server, and that the others are reported as Apollo reports them
  * with the subgraph called once per request.
  */
-let answer: { status: number; body: string; headers?: Record<string, string> } = { status: 200, body: '' };
-let calls = 0;
-let subgraph: Started;
+let stand: GatewayOverStandIn;
 let gateway: StartedGateway;
 
 beforeAll(async () => {
-  const server = http.createServer((req, res) => {
-    req.resume();
-    req.on('end', () => {
-      calls += 1;
-      res.writeHead(answer.status, { 'content-type': 'application/json', ...answer.headers });
-      res.end(answer.body);
-    });
-  });
-  subgraph = await listen(server, 0);
-  gateway = await startGateway(readGatewayConfig({}, { port: 0, subgraphUrls: { recognition: `${subgraph.url}/graphql` } }), testLogger('pass-through'));
+  stand = await startGatewayOverStandIn('pass-through');
+  gateway = stand.gateway;
 });
-afterAll(async () => {
-  await gateway.close();
-  await subgraph.close();
-});
+afterAll(() => stand.close());
 beforeEach(() => {
-  calls = 0;
+  stand.received.length = 0;
 });
+
+/** Requests the stand-in subgraph received since the test began (or since it last emptied them). */
+const calls = () => stand.received.length;
 
 async function post(body: unknown, headers: Record<string, string> = {}) {
   const response = await fetch(gateway.graphqlUrl, {
@@ -60,17 +47,17 @@ async function twice(body: unknown, headers: Record<string, string> = {}) {
 
 describe('the gateway’s pass-through', () => {
   it('answers a repeat with the subgraph’s own bytes, exactly what Apollo Server answered the first time', async () => {
-    answer = { status: 200, body: '{"data":{"webhooks":[{"id":"wh_1","url":"https://example.test/é"}]}}\n' };
+    stand.answer = { status: 200, body: '{"data":{"webhooks":[{"id":"wh_1","url":"https://example.test/é"}]}}\n' };
     const { first, second, passedThrough: count } = await twice({ query: 'query Hooks { webhooks { id url } }', operationName: 'Hooks' });
     expect(second).toEqual(first);
     expect(JSON.parse(second.text)).toEqual({ data: { webhooks: [{ id: 'wh_1', url: 'https://example.test/é' }] } });
     expect(second).toMatchObject({ status: 200, contentType: 'application/json; charset=utf-8', cacheControl: 'no-store' });
     expect(count).toBe(1);
-    expect(calls).toBe(2);
+    expect(calls()).toBe(2);
   });
 
   it('answers in the media type the client prefers, as Apollo Server does', async () => {
-    answer = { status: 200, body: '{"data":{"webhooks":[]}}\n' };
+    stand.answer = { status: 200, body: '{"data":{"webhooks":[]}}\n' };
     const accept = { accept: 'application/graphql-response+json, application/json;q=0.9' };
     const { first, second, passedThrough: count } = await twice({ query: '{ webhooks { id } }' }, accept);
     expect(second).toEqual(first);
@@ -84,7 +71,7 @@ describe('the gateway’s pass-through', () => {
   });
 
   it('hands an answer with errors to Apollo Server, which formats it without calling the subgraph again', async () => {
-    answer = { status: 200, body: '{"errors":[{"message":"recognition: I\'m a teapot","path":["teapot"],"extensions":{"code":"TEAPOT","service":"recognition","status":418}}],"data":{"teapot":null}}' };
+    stand.answer = { status: 200, body: '{"errors":[{"message":"recognition: I\'m a teapot","path":["teapot"],"extensions":{"code":"TEAPOT","service":"recognition","status":418}}],"data":{"teapot":null}}' };
     const { first, second, passedThrough: count } = await twice({ query: '{ teapot }' });
     expect(second).toEqual(first);
     expect(JSON.parse(second.text)).toEqual({
@@ -92,21 +79,21 @@ describe('the gateway’s pass-through', () => {
       data: { teapot: null },
     });
     expect(count).toBe(0);
-    expect(calls).toBe(2);
+    expect(calls()).toBe(2);
   });
 
   it('does not pass on a subgraph’s extensions or cache hint', async () => {
-    answer = { status: 200, body: '{"data":{"webhooks":[]},"extensions":{"debug":"internal"}}' };
+    stand.answer = { status: 200, body: '{"data":{"webhooks":[]},"extensions":{"debug":"internal"}}' };
     const extended = await twice({ query: '{ webhooks { url } }' });
     expect(JSON.parse(extended.second.text)).toEqual({ data: { webhooks: [] } });
     expect(extended.passedThrough).toBe(0);
 
-    answer = { status: 200, body: '{"data":{"webhooks":[]}}', headers: { 'cache-control': 'max-age=60, private' } };
+    stand.answer = { status: 200, body: '{"data":{"webhooks":[]}}', headers: { 'cache-control': 'max-age=60, private' } };
     const hinted = await twice({ query: '{ webhooks { url id } }' });
     expect(hinted.second).toEqual(hinted.first);
     expect(hinted.second.cacheControl).toBe('max-age=60, private');
     expect(hinted.passedThrough).toBe(0);
-    expect(calls).toBe(4);
+    expect(calls()).toBe(4);
   });
 
   it('reports a subgraph failure on a repeat as the first time: unreachable, HTTP 500, not GraphQL', async () => {
@@ -115,21 +102,21 @@ describe('the gateway’s pass-through', () => {
       { status: 200, body: 'maintenance' },
       { status: 200, body: '{"data":{"webhooks":[]' },
     ]) {
-      answer = failure;
-      calls = 0;
+      stand.answer = failure;
+      stand.received.length = 0;
       const { first, second, passedThrough: count } = await twice({ query: '{ webhooks { id url } }' });
       expect(second).toEqual(first);
       expect(JSON.parse(second.text).errors[0].extensions).toMatchObject({ code: 'UPSTREAM_ERROR', service: 'recognition' });
       expect(count).toBe(0);
-      expect(calls).toBe(2);
+      expect(calls()).toBe(2);
     }
   });
 
   it('checks a repeat’s variables as Apollo Server does, before any call', async () => {
-    answer = { status: 200, body: '{"data":{"reward":null}}' };
+    stand.answer = { status: 200, body: '{"data":{"reward":null}}' };
     const query = 'query ($id: ID!) { reward(id: $id) { id } }';
     await post({ query, variables: { id: 'rw_1' } });
-    calls = 0;
+    stand.received.length = 0;
     const missing = await twice({ query, variables: {} });
     expect(missing.second).toEqual(missing.first);
     expect(missing.second.status).toBe(400);
@@ -137,19 +124,19 @@ describe('the gateway’s pass-through', () => {
     const wrongType = await twice({ query, variables: { id: { nested: true } } });
     expect(wrongType.second).toEqual(wrongType.first);
     expect(wrongType.second.status).toBe(400);
-    expect(calls).toBe(0);
+    expect(calls()).toBe(0);
   });
 
   it('does not remember an operation padded past 16 KiB: its repeats go through Apollo Server', async () => {
-    answer = { status: 200, body: '{"data":{"webhooks":[]}}' };
+    stand.answer = { status: 200, body: '{"data":{"webhooks":[]}}' };
     const padded = await twice({ query: `{ webhooks { id } }\n# ${'x'.repeat(16 * 1024)}` });
     expect(padded.second).toEqual(padded.first);
     expect(padded.passedThrough).toBe(0);
-    expect(calls).toBe(2);
+    expect(calls()).toBe(2);
   });
 
   it('leaves requests it does not know the shape of to Apollo Server', async () => {
-    answer = { status: 200, body: '{"data":{"webhooks":[]}}' };
+    stand.answer = { status: 200, body: '{"data":{"webhooks":[]}}' };
     const query = '{ webhooks { id } }';
     await post({ query });
     const withExtensions = await twice({ query, extensions: { clientLibrary: 'x' } });

@@ -1,0 +1,44 @@
+import http from 'node:http';
+import { readGatewayConfig } from '../../gateway/config.ts';
+import { startGateway, type StartedGateway } from '../../gateway/server.ts';
+import { listen } from '../../lib/http.ts';
+import { testLogger } from './logs.ts';
+
+export interface StandInAnswer {
+  status: number;
+  body: string;
+  headers?: Record<string, string>;
+}
+
+/** A gateway whose recognition subgraph is a stand-in answering whatever a test sets. */
+export interface GatewayOverStandIn {
+  gateway: StartedGateway;
+  /** What the stand-in answers next; a test replaces it. */
+  answer: StandInAnswer;
+  /** What the stand-in was sent, in order; a test may empty it. */
+  received: { headers: http.IncomingHttpHeaders; body: unknown }[];
+  close(): Promise<void>;
+}
+
+export async function startGatewayOverStandIn(logName: string): Promise<GatewayOverStandIn> {
+  const stand: Pick<GatewayOverStandIn, 'answer' | 'received'> = { answer: { status: 200, body: '{"data":{"webhooks":[]}}' }, received: [] };
+  const server = http.createServer((req, res) => {
+    const chunks: Buffer[] = [];
+    req.on('data', (chunk: Buffer) => chunks.push(chunk));
+    req.on('end', () => {
+      stand.received.push({ headers: req.headers, body: JSON.parse(Buffer.concat(chunks).toString('utf8')) });
+      const { status, body, headers } = stand.answer;
+      res.writeHead(status, { 'content-type': 'application/json', ...headers });
+      res.end(body);
+    });
+  });
+  const subgraph = await listen(server, 0);
+  const gateway = await startGateway(readGatewayConfig({}, { port: 0, subgraphUrls: { recognition: `${subgraph.url}/graphql` } }), testLogger(logName));
+  return Object.assign(stand, {
+    gateway,
+    async close() {
+      await gateway.close();
+      await subgraph.close();
+    },
+  });
+}
