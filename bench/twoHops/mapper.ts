@@ -1,7 +1,7 @@
 import http from 'node:http';
 import { Pool } from 'undici';
 import { listen, readBody } from '../../lib/http.ts';
-import { KNOWN_USER_KEYS, serviceDate } from '../../subgraphs/recognition/client.ts';
+import { customPropertiesOf, serviceDate } from '../../subgraphs/recognition/client.ts';
 
 /**
  * The second hop of the hand-written reference (see `bench/twoHops.ts`): what a subgraph would be
@@ -15,11 +15,6 @@ const STATUSES: Record<string, string> = { active: 'ACTIVE', archived: 'ARCHIVED
 type RawUser = Record<string, string | number | boolean | null>;
 
 function selected(count: number, user: RawUser) {
-  const customProperties: { name: string; value: string }[] = [];
-  for (const name in user) {
-    const value = user[name];
-    if ((typeof value === 'string' || typeof value === 'number') && !KNOWN_USER_KEYS.has(name)) customProperties.push({ name, value: String(value) });
-  }
   return {
     count,
     user: {
@@ -31,7 +26,7 @@ function selected(count: number, user: RawUser) {
       country: user.country ?? null,
       timeZone: user.time_zone ?? null,
       status: STATUSES[String(user.status)] ?? null,
-      customProperties,
+      customProperties: customPropertiesOf(user),
     },
   };
 }

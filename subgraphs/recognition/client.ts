@@ -162,8 +162,7 @@ export interface RewardCatalogParams {
   personalizeFor?: string;
 }
 
-/** The fields a user has in the spec; any other string or number field is a custom property. */
-export const KNOWN_USER_KEYS: ReadonlySet<string> = new Set([
+const KNOWN_USER_KEYS = new Set([
   'id', 'short_name', 'display_name', 'username', 'email', 'path', 'full_pic_url', 'profile_pic_url', 'first_name', 'last_name',
   'last_active_at', 'external_unique_id', 'budget_boost', 'user_mode', 'country', 'time_zone', 'can_give', 'can_receive',
   'earning_balance', 'lifetime_earnings', 'giving_balance', 'earning_balance_with_currency', 'lifetime_earnings_with_currency',
@@ -178,14 +177,20 @@ export function serviceDate(iso: string): string {
 }
 
 
-export function toUser(raw: unknown): UserDto {
-  const user = asRecord(raw);
+/** A user's fields the spec does not name, as text: the company's custom properties. */
+export function customPropertiesOf(user: Record<string, unknown>): UserDto['custom_properties'] {
   // A loop rather than entries/filter/map: a leaderboard maps 100 users of some 27 keys each.
-  const custom_properties: UserDto['custom_properties'] = [];
+  const properties: UserDto['custom_properties'] = [];
   for (const name in user) {
     const value = user[name];
-    if ((typeof value === 'string' || typeof value === 'number') && !KNOWN_USER_KEYS.has(name)) custom_properties.push({ name, value: String(value) });
+    if ((typeof value === 'string' || typeof value === 'number') && !KNOWN_USER_KEYS.has(name)) properties.push({ name, value: String(value) });
   }
+  return properties;
+}
+
+export function toUser(raw: unknown): UserDto {
+  const user = asRecord(raw);
+  const custom_properties = customPropertiesOf(user);
   return {
     id: String(user.id),
     short_name: asText(user.short_name),
