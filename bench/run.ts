@@ -7,7 +7,7 @@ import { REFERENCE_OPERATIONS } from './operations.ts';
 import { REPO_ROOT, RUNTIME_FLAGS } from './processes.ts';
 import { formatReport, judgeTargets, writeReport, type BenchReport, type EconomyResult, type ScenarioResult } from './report.ts';
 import { launchStack } from './stack.ts';
-import { launchTwoHops, measureTwoHops, TWO_HOPS_OPERATION, type TwoHopsResult } from './twoHops.ts';
+import { launchTwoHops, measureTwoHops, TWO_HOPS_OPERATION, type TwoHopsResult, type TwoHopsStack } from './twoHops.ts';
 import { measureSubscriptions, type SubscriptionSettings } from './subscriptions.ts';
 
 /**
@@ -20,7 +20,7 @@ import { measureSubscriptions, type SubscriptionSettings } from './subscriptions
  */
 const quick = process.env.BENCH_QUICK === '1';
 // Sized so the whole run stays under 5 minutes on 2 cores: 24 scenarios of about 9 s, the
-// hand-written two hops in about 20 s, then about 15 s of subscriptions.
+// hand-written two hops in about 20 s per emulator latency, then about 15 s of subscriptions.
 const settings = quick
   ? { roundMs: 100, rounds: 2, warmupMs: 50, jitWarmupMs: 50, economyRuns: 2 }
   : { roundMs: 1000, rounds: 4, warmupMs: 400, jitWarmupMs: 500, economyRuns: 5 };
@@ -52,6 +52,7 @@ progress(`started ${stack.children.map((child) => `${child.name} (pid ${child.pi
 const graph = createGraphClient(stack.graphqlUrl, stack.demoHeaders, Math.max(...CONCURRENCIES));
 const upstream = createUpstreamClient(Object.fromEntries(stack.emulators.map((emulator) => [emulator.service, emulator.origin])));
 const setLatency = (ms: number) => Promise.all(stack.emulators.map((emulator) => emulator.setLatency(ms)));
+let hops: TwoHopsStack | undefined;
 
 try {
   const economy: EconomyResult[] = [];
@@ -73,7 +74,10 @@ try {
 
   const recognition = stack.emulators.find((emulator) => emulator.service === 'recognition')!;
   const scenarios: ScenarioResult[] = [];
-  let twoHops: TwoHopsResult | null = null;
+  const twoHops: TwoHopsResult[] = [];
+  const reference = operations.find((operation) => operation.name === TWO_HOPS_OPERATION);
+  // Started once, warmed at the first latency, timed at every one.
+  hops = reference ? await launchTwoHops(recognition.origin) : undefined;
   for (const latency of EMULATOR_LATENCIES_MS) {
     await setLatency(latency);
     for (const operation of operations) {
@@ -86,17 +90,14 @@ try {
         progress(`${operation.name}, emulator ${latency} ms, concurrency ${concurrency}: p50 +${result.p50OverheadMs.toFixed(2)} ms, ops/s ratio ${result.throughputRatio.toFixed(2)}`);
       }
     }
-    const reference = operations.find((operation) => operation.name === TWO_HOPS_OPERATION);
-    if (latency === 0 && reference) {
-      const hops = await launchTwoHops(recognition.origin);
-      try {
-        twoHops = await measureTwoHops(reference, sidesOf(reference, graph, upstream), hops, stack.demoHeaders, twoHopsSettings);
-      } finally {
-        await hops.stop();
-      }
-      progress(`two hand-written hops on ${reference.name}: p50 +${twoHops.twoHopsOverheadMs.toFixed(2)} ms over the floor, the graph +${twoHops.gatewayOverheadMs.toFixed(2)} ms`);
+    if (reference && hops) {
+      const warmup = twoHops.length === 0 ? twoHopsSettings.loadWarmupMs : 0;
+      const result = await measureTwoHops(reference, sidesOf(reference, graph, upstream), hops, stack.demoHeaders, { ...twoHopsSettings, loadWarmupMs: warmup, emulatorLatencyMs: latency });
+      twoHops.push(result);
+      progress(`two hand-written hops on ${reference.name}, emulator ${latency} ms: p50 +${result.twoHopsOverheadMs.toFixed(2)} ms over the floor, the graph +${result.gatewayOverheadMs.toFixed(2)} ms`);
     }
   }
+  await hops?.stop();
   await setLatency(0);
 
   const subscriptions = await measureSubscriptions(stack.graphqlUrl, recognition.origin, stack.demoHeaders, subscriptionSettings);
@@ -132,6 +133,6 @@ try {
   console.log(formatReport(report));
   progress(`report written to ${outPath}`);
 } finally {
-  await Promise.all([graph.close(), upstream.close()]);
+  await Promise.all([graph.close(), upstream.close(), hops?.stop()]);
   await stack.stop();
 }

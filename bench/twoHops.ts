@@ -17,6 +17,8 @@ export const TWO_HOPS_OPERATION = 'leaderboard100';
 export interface TwoHopsResult {
   operation: string;
   concurrency: number;
+  /** How long the emulator waited before each answer, while all three sides were timed. */
+  emulatorLatencyMs: number;
   floor: Summary;
   twoHops: Summary;
   gateway: Summary;
@@ -29,8 +31,10 @@ export interface TwoHopsResult {
 }
 
 export interface TwoHopsSettings extends Omit<RoundSettings, 'concurrency'> {
-  /** Load on the freshly started hops before any timing. */
+  /** Load on the hops before any timing: freshly started, they need it; 0 once they have had it. */
   loadWarmupMs: number;
+  /** The latency the emulator is set to, for the report. */
+  emulatorLatencyMs: number;
 }
 
 const LOAD_WARMUP_CONCURRENCY = 32;
@@ -69,11 +73,12 @@ export async function measureTwoHops(operation: ReferenceOperation, sides: Sides
     if (!isDeepStrictEqual(graphData, twoHopsData)) throw new Error(`the two-hops reference does not answer ${operation.name} as the graph does`);
 
     // Fresh processes: bring their code to the optimised state the graph's reached over the scenarios.
-    await runLoad(all.twoHops, { concurrency: LOAD_WARMUP_CONCURRENCY, durationMs: settings.loadWarmupMs });
+    if (settings.loadWarmupMs > 0) await runLoad(all.twoHops, { concurrency: LOAD_WARMUP_CONCURRENCY, durationMs: settings.loadWarmupMs });
     const { floor, twoHops, gateway } = await timeInRounds('two hops', all, ['floor', 'twoHops', 'gateway'], { ...settings, concurrency: 1 });
     return {
       operation: operation.name,
       concurrency: 1,
+      emulatorLatencyMs: settings.emulatorLatencyMs,
       floor,
       twoHops,
       gateway,
