@@ -176,7 +176,6 @@ export function serviceDate(iso: string): string {
   return `${day} ${MONTHS[Number(month) - 1]} ${year}`;
 }
 
-
 /** A user's fields the spec does not name, as text: the company's custom properties. */
 export function customPropertiesOf(user: Record<string, unknown>): UserDto['custom_properties'] {
   // A loop rather than entries/filter/map: a leaderboard maps 100 users of some 27 keys each.
