@@ -26,4 +26,29 @@ describe('upstream call deadlines', () => {
     await new Promise((resolve) => setTimeout(resolve, 15));
     expect(deadlines(1000).signal).not.toBe(early.signal);
   });
+
+  it('never abort a batch whose calls are all over once a later call has opened another', async () => {
+    const deadlines = createDeadlines(5);
+    const finished = deadlines(30);
+    finished.release();
+    finished.release();
+    await new Promise((resolve) => setTimeout(resolve, 10));
+    const later = deadlines(30);
+    await new Promise((resolve) => setTimeout(resolve, 50));
+    expect(finished.signal.aborted).toBe(false);
+    // The later call was never released: its deadline still holds.
+    expect(later.signal.aborted).toBe(true);
+  });
+
+  it('still abort a batch when one of its calls is over and another is not', async () => {
+    const deadlines = createDeadlines(5);
+    const over = deadlines(30);
+    const pending = deadlines(30);
+    expect(pending.signal).toBe(over.signal);
+    over.release();
+    await new Promise((resolve) => setTimeout(resolve, 10));
+    deadlines(30);
+    await new Promise((resolve) => setTimeout(resolve, 40));
+    expect(pending.signal.aborted).toBe(true);
+  });
 });
