@@ -2,7 +2,7 @@ import DataLoader from 'dataloader';
 
 export interface PerKeyLoaderOptions<K, C> {
   /**
-   * How many upstream calls may run at once for one batch. Half the transport's sockets per
+   * How many of one loader's upstream calls may run at once. Half the transport's sockets per
    * origin: a typical page (20 items) goes out in one round, and one request cannot take every
    * socket from the others. @default 32
    */
@@ -10,28 +10,46 @@ export interface PerKeyLoaderOptions<K, C> {
   cacheKeyFn?: (key: K) => C;
 }
 
+/** Runs at most `concurrency` tasks at once; the others wait their turn in order. */
+export function createLimiter(concurrency: number): <T>(task: () => Promise<T>) => Promise<T> {
+  let running = 0;
+  const waiting: (() => void)[] = [];
+  return async (task) => {
+    // A finishing task hands its slot straight to the next in line, so a newcomer cannot overtake.
+    if (running < concurrency) running += 1;
+    else await new Promise<void>((resolve) => waiting.push(resolve));
+    try {
+      return await task();
+    } finally {
+      const next = waiting.shift();
+      if (next) next();
+      else running -= 1;
+    }
+  };
+}
+
+const asError = (error: unknown): Error => (error instanceof Error ? error : new Error(String(error)));
+
 /**
  * A DataLoader for an upstream with no batch endpoint: each distinct key costs one call, made
  * with bounded concurrency, and one failing key rejects only its own load.
+ *
+ * Each key settles on its own. Batched, every load of a tick waited for the slowest call of the
+ * batch, so the calls of a nested field (a redemption's reward) went out only once the last of its
+ * parents had arrived; now each goes out as soon as its own parent is there. The cache still gives
+ * a key loaded twice in a request one call.
  */
 export function createPerKeyLoader<K, V, C = K>(fetchOne: (key: K) => Promise<V>, { concurrency = 32, cacheKeyFn }: PerKeyLoaderOptions<K, C> = {}): DataLoader<K, V, C> {
+  const limit = createLimiter(concurrency);
   return new DataLoader<K, V, C>(
-    async (keys) => {
-      const results: (V | Error)[] = new Array(keys.length);
-      let next = 0;
-      const worker = async () => {
-        while (next < keys.length) {
-          const index = next++;
-          try {
-            results[index] = await fetchOne(keys[index]!);
-          } catch (error) {
-            results[index] = error instanceof Error ? error : new Error(String(error));
-          }
-        }
-      };
-      await Promise.all(Array.from({ length: Math.min(concurrency, keys.length) }, worker));
-      return results;
-    },
+    // A load adopts the promise it is resolved with, so each load settles with its own call while
+    // the tick's keys still go out as one batch.
+    async (keys) =>
+      keys.map((key) =>
+        limit(() => fetchOne(key)).catch((error: unknown) => {
+          throw asError(error);
+        }),
+      ) as unknown as (V | Error)[],
     cacheKeyFn ? { cacheKeyFn } : {},
   );
 }

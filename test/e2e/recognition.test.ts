@@ -259,6 +259,23 @@ describe('rewards and redemptions', () => {
     expect(new Set(calls).size).toBe(calls.length);
   });
 
+  it('asks for a redemption’s reward as soon as that redemption arrives, not when the slowest one does', async () => {
+    await emulator.fault({ path: '/api/v1/redemptions/rd_001', latencyMs: 600, times: 1 });
+    const result = await t.gql<{ redemptions: { id: string; reward: { id: string } }[] }>('query ($ids: [ID!]!) { redemptions(ids: $ids) { id reward { id } } }', {
+      headers: member,
+      variables: { ids: ['rd_001', 'rd_002'] },
+    });
+    expect(result.errors).toBeUndefined();
+    const [slow, fast] = result.data!.redemptions;
+    expect(slow!.reward.id).not.toBe(fast!.reward.id);
+    const log = await emulator.requests();
+    const arrival = (path: string) => Date.parse(log.find((request) => request.path === path)!.at);
+    const slowAsked = arrival('/api/v1/redemptions/rd_001');
+    // The fast redemption's reward went out while the slow redemption was still held upstream.
+    expect(arrival(`/api/v1/rewards/${fast!.reward.id}`) - slowAsked).toBeLessThan(400);
+    expect(arrival(`/api/v1/rewards/${slow!.reward.id}`) - slowAsked).toBeGreaterThanOrEqual(600);
+  });
+
   it('refuses more than 100 redemption ids before calling', async () => {
     const ids = Array.from({ length: 101 }, (_, index) => `rd_${index}`);
     const result = await t.gql('query ($ids: [ID!]!) { redemptions(ids: $ids) { id } }', { headers: member, variables: { ids } });

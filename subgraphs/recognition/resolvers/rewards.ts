@@ -1,5 +1,6 @@
 import { listSize } from '../../kit/validate.ts';
 import type { Resolvers } from '../__generated__/resolvers.ts';
+import type { RedemptionDto } from '../client.ts';
 
 export const rewardResolvers: Resolvers = {
   Query: {
@@ -7,11 +8,12 @@ export const rewardResolvers: Resolvers = {
       client.listRewards({ catalogCountry: catalogCountry ?? undefined, requestCountry: requestCountry ?? undefined, personalizeFor: personalizeFor ?? undefined }),
     reward: (_parent, { id, requestCountry }, { loaders }) => loaders.reward.load({ id, requestCountry: requestCountry ?? undefined }),
     redemption: (_parent, { id }, { loaders }) => loaders.redemption.load(id),
-    redemptions: async (_parent, { ids }, { loaders }) => {
+    redemptions: (_parent, { ids }, { loaders }) => {
       listSize(ids, 'ids', 100);
-      // One failing id nulls its own entry, not the list.
-      const results = await loaders.redemption.loadMany(ids);
-      return results.map((result) => (result instanceof Error ? null : result));
+      // One failing id nulls its own entry, not the list. Each entry is its own promise, so its
+      // fields (its reward) are fetched as soon as it arrives, not when the slowest id does.
+      // graphql-js takes a promise of null for a nullable item; codegen types only promises of the item.
+      return ids.map((id) => loaders.redemption.load(id).catch(() => null) as Promise<RedemptionDto>);
     },
   },
   CatalogReward: {
