@@ -80,12 +80,20 @@ export const REFERENCE_OPERATIONS: readonly ReferenceOperation[] = [
     query: 'query Redemptions($ids: [ID!]!) { redemptions(ids: $ids) { id state createdAt certificateUrl reward { id name displayPrice imageUrl } } }',
     variables: { ids: REDEMPTION_IDS },
     async floor(upstream) {
-      const redemptions = (await Promise.all(REDEMPTION_IDS.map((id) => upstream.get('recognition', recognition(`/redemptions/${id}`))))) as {
-        reward_details: { id: string };
-      }[];
-      const rewardIds = [...new Set(redemptions.map((redemption) => redemption.reward_details.id))];
-      const rewards = await Promise.all(rewardIds.map((id) => upstream.get('recognition', recognition(`/rewards/${id}`))));
-      return { redemptions, rewards };
+      // As the graph does: each redemption's reward is asked for as soon as that redemption is in,
+      // and each distinct reward once.
+      const rewards = new Map<string, Promise<unknown>>();
+      const rewardOf = (id: string) => {
+        let reward = rewards.get(id);
+        if (!reward) rewards.set(id, (reward = upstream.get('recognition', recognition(`/rewards/${id}`))));
+        return reward;
+      };
+      return Promise.all(
+        REDEMPTION_IDS.map(async (id) => {
+          const redemption = (await upstream.get('recognition', recognition(`/redemptions/${id}`))) as { reward_details: { id: string } };
+          return { redemption, reward: await rewardOf(redemption.reward_details.id) };
+        }),
+      );
     },
     minUpstreamCalls: REDEMPTION_IDS.length + DISTINCT_REWARDS,
     check(data) {
