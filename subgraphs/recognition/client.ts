@@ -284,6 +284,8 @@ function idOf(body: unknown): string {
 }
 
 export interface RecognitionClient {
+  /** Throws `UNAUTHENTICATED` when the caller sent no credential, before any call is made. */
+  requireCredential(): void;
   listApiKeys(params: { userId?: string }): Promise<ApiKeyDto[]>;
   createApiKey(params: { label: string; readOnly: boolean; userId?: string }): Promise<CreatedApiKeyDto>;
   deleteApiKey(id: string): Promise<ConfirmationDto>;
@@ -415,6 +417,10 @@ export function createRecognitionClient({ transport, token }: { transport: RestT
     async getReward(id, requestCountry) {
       const response = await transport.lookup(read({ operation: 'getReward', path: `/rewards/${segment(id)}`, query: { request_country: requestCountry } }));
       return response ? toReward(response.body) : null;
+    },
+
+    requireCredential() {
+      credential();
     },
 
     async getRedemption(id) {

@@ -276,6 +276,24 @@ describe('rewards and redemptions', () => {
     expect(arrival(`/api/v1/rewards/${slow!.reward.id}`) - slowAsked).toBeGreaterThanOrEqual(600);
   });
 
+  it('nulls a failing redemption with its error at its index, and a missing one without an error', async () => {
+    await emulator.fault({ path: '/api/v1/redemptions/rd_002', status: 500, body: { message: 'boom' } });
+    const result = await t.gql<{ redemptions: ({ id: string } | null)[] }>('query ($ids: [ID!]!) { redemptions(ids: $ids) { id } }', {
+      headers: member,
+      variables: { ids: ['rd_001', 'rd_002', 'rd_999'] },
+    });
+    expect(result.data?.redemptions).toEqual([{ id: 'rd_001' }, null, null]);
+    expect(result.errors).toHaveLength(1);
+    expect(result.errors![0]).toMatchObject({ path: ['redemptions', 1], extensions: { code: 'UPSTREAM_ERROR', service: 'recognition', status: 500 } });
+  });
+
+  it('answers a redemption list without a credential with one UNAUTHENTICATED, calling nothing', async () => {
+    const result = await t.gql('query ($ids: [ID!]!) { redemptions(ids: $ids) { id } }', { variables: { ids: ['rd_001', 'rd_002'] } });
+    expect(result.data?.redemptions).toBeNull();
+    expect(codes(result)).toEqual(['UNAUTHENTICATED']);
+    expect(await apiCalls()).toEqual([]);
+  });
+
   it('refuses more than 100 redemption ids before calling', async () => {
     const ids = Array.from({ length: 101 }, (_, index) => `rd_${index}`);
     const result = await t.gql('query ($ids: [ID!]!) { redemptions(ids: $ids) { id } }', { headers: member, variables: { ids } });

@@ -8,12 +8,14 @@ export const rewardResolvers: Resolvers = {
       client.listRewards({ catalogCountry: catalogCountry ?? undefined, requestCountry: requestCountry ?? undefined, personalizeFor: personalizeFor ?? undefined }),
     reward: (_parent, { id, requestCountry }, { loaders }) => loaders.reward.load({ id, requestCountry: requestCountry ?? undefined }),
     redemption: (_parent, { id }, { loaders }) => loaders.redemption.load(id),
-    redemptions: (_parent, { ids }, { loaders }) => {
+    redemptions: (_parent, { ids }, { client, loaders }) => {
       listSize(ids, 'ids', 100);
-      // One failing id nulls its own entry, not the list. Each entry is its own promise, so its
-      // fields (its reward) are fetched as soon as it arrives, not when the slowest id does.
+      // Without a credential the list fails once, not once per id.
+      client.requireCredential();
+      // Each entry is its own promise: its fields (its reward) are fetched as soon as it arrives, not
+      // when the slowest id does, and a failing id nulls its own entry with its error at its index.
       // graphql-js takes a promise of null for a nullable item; codegen types only promises of the item.
-      return ids.map((id) => loaders.redemption.load(id).catch(() => null) as Promise<RedemptionDto>);
+      return ids.map((id) => loaders.redemption.load(id) as Promise<RedemptionDto>);
     },
   },
   CatalogReward: {
