@@ -103,19 +103,19 @@ function fixed(value: number, digits: number): string {
 
 function formatTwoHops(rows: readonly TwoHopsResult[]): string[] {
   return [
-    `What two hops cost on this machine: ${rows[0]!.operation} at concurrency 1, three sides in rotating rounds per emulator latency`,
+    'What two hops cost on this machine: at concurrency 1, three sides in rotating rounds per operation and emulator latency',
     table(
-      ['emulator', 'side', 'ops/s', 'p50 ms', 'p99 ms', 'p50 +ms over the floor'],
+      ['operation', 'emulator', 'side', 'ops/s', 'p50 ms', 'p99 ms', 'p50 +ms over the floor'],
       rows.flatMap((row) => {
-        const emulator = `${row.emulatorLatencyMs} ms`;
+        const where = [row.operation, `${row.emulatorLatencyMs} ms`];
         return [
-          [emulator, 'floor', fixed(row.floor.opsPerSec, 0), fixed(row.floor.p50Ms, 2), fixed(row.floor.p99Ms, 2), '-'],
-          [emulator, 'two hand-written hops', fixed(row.twoHops.opsPerSec, 0), fixed(row.twoHops.p50Ms, 2), fixed(row.twoHops.p99Ms, 2), fixed(row.twoHopsOverheadMs, 2)],
-          [emulator, 'gateway + subgraph', fixed(row.gateway.opsPerSec, 0), fixed(row.gateway.p50Ms, 2), fixed(row.gateway.p99Ms, 2), fixed(row.gatewayOverheadMs, 2)],
+          [...where, 'floor', fixed(row.floor.opsPerSec, 0), fixed(row.floor.p50Ms, 2), fixed(row.floor.p99Ms, 2), '-'],
+          [...where, 'two hand-written hops', fixed(row.twoHops.opsPerSec, 0), fixed(row.twoHops.p50Ms, 2), fixed(row.twoHops.p99Ms, 2), fixed(row.twoHopsOverheadMs, 2)],
+          [...where, 'gateway + subgraph', fixed(row.gateway.opsPerSec, 0), fixed(row.gateway.p50Ms, 2), fixed(row.gateway.p99Ms, 2), fixed(row.gatewayOverheadMs, 2)],
         ];
       }),
     ),
-    `The graph's own share (its p50 minus the hand-written hops'): ${rows.map((row) => `${fixed(row.graphOverTwoHopsMs, 2)} ms with the ${row.emulatorLatencyMs} ms emulator`).join(', ')}`,
+    `The graph's own share (its p50 minus the hand-written hops'): ${rows.map((row) => `${row.operation} ${fixed(row.graphOverTwoHopsMs, 2)} ms with the ${row.emulatorLatencyMs} ms emulator`).join(', ')}`,
   ];
 }
 
