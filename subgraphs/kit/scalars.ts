@@ -25,7 +25,28 @@ export const DateScalar = new GraphQLScalarType({
   },
 });
 
+/** `YYYY-MM-DDTHH:MM:SS.sssZ`: how `toISOString` writes the years 0 to 9999. */
+const CANONICAL_INSTANT = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/;
+const DAYS_IN_MONTH = [31, 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31];
+
+/**
+ * Whether `toISOString` would give the string back unchanged: the canonical form, with a date that
+ * exists (a Date rolls 2026-02-30 over to March) and a time of day within bounds.
+ */
+export function isCanonicalInstant(value: string): boolean {
+  if (value.length !== 24 || !CANONICAL_INSTANT.test(value)) return false;
+  const field = (from: number, to: number) => Number(value.slice(from, to));
+  const year = field(0, 4);
+  const month = field(5, 7);
+  const day = field(8, 10);
+  const leap = year % 4 === 0 && (year % 100 !== 0 || year % 400 === 0);
+  const days = month === 2 && leap ? 29 : DAYS_IN_MONTH[month - 1];
+  return days !== undefined && day >= 1 && day <= days && field(11, 13) <= 23 && field(14, 16) <= 59 && field(17, 19) <= 59;
+}
+
 function toIsoInstant(value: unknown): string {
+  // Most upstream instants are already canonical: a Date and back costs six times the check.
+  if (typeof value === 'string' && isCanonicalInstant(value)) return value;
   const date = value instanceof Date ? value : typeof value === 'string' || typeof value === 'number' ? new Date(value) : undefined;
   if (!date || Number.isNaN(date.getTime())) {
     throw new GraphQLError(`DateTime must be an ISO 8601 instant; got ${JSON.stringify(value)}`, { extensions: { code: 'BAD_USER_INPUT' } });
