@@ -52,7 +52,7 @@ export interface BenchReport {
   /** Peak resident set (VmHWM) of each process over the whole run, in MiB. */
   peakRssMiB: Record<string, number | null>;
   targets: TargetResult[];
-  /** The graph against two hand-written hops on one operation, one entry per emulator latency; empty when the run left out that operation. */
+  /** The graph against two hand-written hops, one entry per operation and emulator latency timed; empty when the run left those operations out. */
   twoHops: TwoHopsResult[];
   /** Webhook-to-client latency and sustained events per second, by number of identical subscribers. */
   subscriptions: SubscriptionResult[];

@@ -103,7 +103,9 @@ try {
       progress(`two hand-written hops on ${reference.name}, emulator ${latency} ms: p50 +${result.twoHopsOverheadMs.toFixed(2)} ms over the floor, the graph +${result.gatewayOverheadMs.toFixed(2)} ms`);
     }
   }
+  // The reference has no part in the subscriptions; the `finally` below only stops it after a failure.
   await hops?.stop();
+  hops = undefined;
   await setLatency(0);
 
   const subscriptions = await measureSubscriptions(stack.graphqlUrl, recognition.origin, stack.demoHeaders, subscriptionSettings);

@@ -50,8 +50,8 @@ export interface TwoHopsStack {
 }
 
 /**
- * A gateway that only forwards bytes and a subgraph written by hand for one operation, each its
- * own node process started as the graph's are: the least two extra hops can cost.
+ * A gateway that only forwards bytes and a subgraph written by hand for the operations it times,
+ * each its own node process started as the graph's are: the least two extra hops can cost.
  */
 export async function launchTwoHops(recognitionOrigin: string): Promise<TwoHopsStack> {
   const mapper = await launch({ name: 'two-hops-mapper', entry: 'bench/twoHops/mapper.ts', env: { TWO_HOPS_UPSTREAM: recognitionOrigin } });
@@ -78,7 +78,7 @@ export async function measureTwoHops(operation: ReferenceOperation, sides: Sides
 
     // Fresh processes: bring their code to the optimised state the graph's reached over the scenarios.
     if (settings.loadWarmupMs > 0) await runLoad(all.twoHops, { concurrency: LOAD_WARMUP_CONCURRENCY, durationMs: settings.loadWarmupMs });
-    const { floor, twoHops, gateway } = await timeInRounds('two hops', all, ['floor', 'twoHops', 'gateway'], { ...settings, concurrency: 1 });
+    const { floor, twoHops, gateway } = await timeInRounds(`two hops ${operation.name}`, all, ['floor', 'twoHops', 'gateway'], { ...settings, concurrency: 1 });
     return {
       operation: operation.name,
       concurrency: 1,
