@@ -1,8 +1,8 @@
-import { setMaxListeners } from 'node:events';
 import { Pool, errors as undiciErrors, type Dispatcher } from 'undici';
 import type { GraphQLError } from 'graphql';
 import type { Logger } from '../../lib/logger.ts';
 import { scrub } from '../../lib/redact.ts';
+import { AnswerBrokeOff, exchangeBuffered, type BufferedAnswer, type WatchDeadline } from './bufferedExchange.ts';
 import { ErrorCode, errorForUpstream, graphError } from './errors.ts';
 
 export type QueryValue = string | number | boolean | null | undefined | readonly string[];
@@ -151,12 +151,15 @@ function parseJson(text: string): unknown {
   }
 }
 
+const ABSOLUTE_URL = /^https?:\/\//i;
+const NOTHING_TO_DISCARD = async () => {};
+
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 /** One call's deadline, retries and body included. */
 interface Deadline {
   at: number;
-  signal: AbortSignal;
+  watch: WatchDeadline;
   /** The call is over, body read: its batch's timer no longer has to fire for it. Idempotent. */
   release(): void;
 }
@@ -164,37 +167,42 @@ interface Deadline {
 interface DeadlineBatch {
   from: number;
   ms: number;
-  signal: AbortSignal;
   timer: NodeJS.Timeout;
+  /** Set once the timer has fired: a late watcher is cancelled at once. */
+  reason?: Error;
+  watchers: Set<(reason: Error) => void>;
   calls: number;
 }
 
 /**
- * Deadlines of calls that start within the same few milliseconds share one signal and one timer,
- * which fires `slackMs` after the last of them is due: a call is cut off at most that much late.
- * A controller and a timer of its own for every call were a tenth of the transport's cost on a
- * burst of upstream calls (20 redemptions, then their rewards).
+ * Deadlines of calls that start within the same few milliseconds share one timer, which fires
+ * `slackMs` after the last of them is due: a call is cut off at most that much late. A timer of its
+ * own for every call was a tenth of the transport's cost on a burst of upstream calls (20
+ * redemptions, then their rewards); an abort signal shared by the batch cost an event listener per
+ * call, so the batch keeps a plain set of the calls it has to cancel.
  *
  * A batch's timer is cleared once no call can join it and all of its calls are over. Left armed,
- * it aborted the signal of long-finished calls: at one call every 20 ms or more, every call built
- * its `DOMException` and dispatched an abort event ten seconds later, a tenth of the subgraph's CPU.
+ * it cancelled long-finished calls: at one call every 20 ms or more, every call built its error
+ * and dispatched an abort ten seconds later, a tenth of the subgraph's CPU.
  */
 export function createDeadlines(slackMs = 10): (ms: number) => Deadline {
   let shared: DeadlineBatch | undefined;
   const retire = (batch: DeadlineBatch) => {
     if (batch.calls === 0 && batch !== shared) clearTimeout(batch.timer);
   };
+  const expire = (batch: DeadlineBatch) => {
+    batch.reason = new DOMException(`no answer within ${batch.ms} ms`, 'TimeoutError');
+    for (const cancel of batch.watchers) cancel(batch.reason);
+    batch.watchers.clear();
+  };
   return (ms) => {
     const now = Date.now();
     if (!shared || shared.ms !== ms || now - shared.from >= slackMs) {
       const previous = shared;
-      const controller = new AbortController();
-      // Every call of the batch listens; that many listeners is expected, not a leak.
-      setMaxListeners(0, controller.signal);
-      const timer = setTimeout(() => controller.abort(new DOMException(`no answer within ${ms} ms`, 'TimeoutError')), ms + slackMs);
+      const batch: DeadlineBatch = { from: now, ms, timer: setTimeout(() => expire(batch), ms + slackMs), watchers: new Set(), calls: 0 };
       // A finished batch must not keep the process alive until its deadline.
-      timer.unref();
-      shared = { from: now, ms, signal: controller.signal, timer, calls: 0 };
+      batch.timer.unref();
+      shared = batch;
       if (previous) retire(previous);
     }
     const batch = shared;
@@ -202,7 +210,14 @@ export function createDeadlines(slackMs = 10): (ms: number) => Deadline {
     let released = false;
     return {
       at: now + ms,
-      signal: batch.signal,
+      watch(cancel) {
+        if (batch.reason) {
+          cancel(batch.reason);
+          return () => {};
+        }
+        batch.watchers.add(cancel);
+        return () => batch.watchers.delete(cancel);
+      },
       release() {
         if (released) return;
         released = true;
@@ -238,9 +253,17 @@ export function createRestTransport(options: RestTransportOptions): RestTranspor
     return graphError(`${service} is unavailable: ${scrub(detail, call.secrets ?? [])}`, { code: ErrorCode.UpstreamUnavailable, service });
   }
 
-  async function send(call: RestCall, deadline: Deadline): Promise<Dispatcher.ResponseData> {
-    const absolute = /^https?:\/\//i.test(call.path);
-    const target = absolute ? new URL(call.path) : undefined;
+  /**
+   * One call, tried again only where repeating cannot change the outcome, within its deadline.
+   * `perform` makes one attempt; `discard` lets go of an answer that is about to be retried.
+   */
+  async function exchange<T extends { status: number }>(
+    call: RestCall,
+    deadline: Deadline,
+    perform: (pool: Pool, options: Dispatcher.DispatchOptions) => Promise<T>,
+    discard: (answer: T) => Promise<unknown>,
+  ): Promise<T> {
+    const target = ABSOLUTE_URL.test(call.path) ? new URL(call.path) : undefined;
     const origin = target ? target.origin : base.origin;
     const path = target ? `${target.pathname}${target.search}` : `${basePath}${call.path}`;
     const fullPath = `${path}${encodeQuery(call.query)}`.replace('?&', '?');
@@ -254,27 +277,21 @@ export function createRestTransport(options: RestTransportOptions): RestTranspor
       if (remaining <= 0) throw unavailable(call, `no answer within ${call.timeoutMs ?? timeoutMs} ms`);
       const started = performance.now();
       try {
-        const response = await poolFor(origin).request({
-          method: call.method,
-          path: fullPath,
-          headers,
-          body: payload,
-          signal: deadline.signal,
-          headersTimeout: remaining,
-          bodyTimeout: remaining,
-        });
+        const answer = await perform(poolFor(origin), { method: call.method, path: fullPath, headers, body: payload, headersTimeout: remaining, bodyTimeout: remaining });
         const durationMs = performance.now() - started;
-        observe?.({ service, operation: call.operation, method: call.method, status: response.statusCode, durationMs, attempt });
-        if (debugging()) logger!.debug({ service, operation: call.operation, method: call.method, status: response.statusCode, ms: Math.round(durationMs), attempt }, 'upstream call');
-        if (canRetry && RETRY_STATUS.has(response.statusCode) && attempt <= retries && deadline.at - Date.now() > backoffMs * 2 ** (attempt - 1)) {
-          await response.body.dump();
+        observe?.({ service, operation: call.operation, method: call.method, status: answer.status, durationMs, attempt });
+        if (debugging()) logger!.debug({ service, operation: call.operation, method: call.method, status: answer.status, ms: Math.round(durationMs), attempt }, 'upstream call');
+        if (canRetry && RETRY_STATUS.has(answer.status) && attempt <= retries && deadline.at - Date.now() > backoffMs * 2 ** (attempt - 1)) {
+          await discard(answer);
           await sleep(backoffMs * 2 ** (attempt - 1) * (0.5 + Math.random()));
           continue;
         }
-        return response;
-      } catch (error) {
+        return answer;
+      } catch (caught) {
         const durationMs = performance.now() - started;
         observe?.({ service, operation: call.operation, method: call.method, status: 'error', durationMs, attempt });
+        const brokeOff = caught instanceof AnswerBrokeOff;
+        const error = brokeOff ? caught.reason : caught;
         const code = errorCode(error);
         const timedOut =
           (error as Error)?.name === 'TimeoutError' ||
@@ -290,7 +307,7 @@ export function createRestTransport(options: RestTransportOptions): RestTranspor
             continue;
           }
         }
-        throw unavailable(call, `connection failed (${code ?? (error as Error)?.name ?? 'unknown'})`);
+        throw unavailable(call, brokeOff ? `the answer broke off (${code ?? 'read error'})` : `connection failed (${code ?? (error as Error)?.name ?? 'unknown'})`);
       }
     }
   }
@@ -298,26 +315,17 @@ export function createRestTransport(options: RestTransportOptions): RestTranspor
   const deadlines = createDeadlines();
   const deadlineOf = (call: RestCall) => deadlines(call.timeoutMs ?? timeoutMs);
 
-  /** The call and its body, within one deadline. */
-  async function receive(call: RestCall): Promise<{ response: Dispatcher.ResponseData; text: string }> {
+  async function complete(call: RestCall, lookup: boolean): Promise<RestResponse | null> {
     const deadline = deadlineOf(call);
+    let answer: BufferedAnswer;
     try {
-      const response = await send(call, deadline);
-      try {
-        return { response, text: await response.body.text() };
-      } catch (error) {
-        throw unavailable(call, `the answer broke off (${errorCode(error) ?? 'read error'})`);
-      }
+      answer = await exchange(call, deadline, (pool, options) => exchangeBuffered(pool, options, deadline.watch), NOTHING_TO_DISCARD);
     } finally {
       deadline.release();
     }
-  }
-
-  async function complete(call: RestCall, lookup: boolean): Promise<RestResponse | null> {
-    const { response, text } = await receive(call);
-    const headers = flattenHeaders(response.headers);
+    const { status, text } = answer;
+    const headers = flattenHeaders(answer.headers);
     const body = parseJson(text);
-    const status = response.statusCode;
     if (status >= 200 && status < 300) {
       // A maintenance page served with 200 is a failure, not an empty result.
       if (text.trim() && body === undefined && (call.accept ?? 'application/json').includes('json')) {
@@ -331,6 +339,22 @@ export function createRestTransport(options: RestTransportOptions): RestTranspor
     throw error;
   }
 
+  /** One attempt whose body is handed over as a stream, cancelled by the deadline until the stream closes. */
+  function performStreamed(deadline: Deadline) {
+    return async (pool: Pool, options: Dispatcher.DispatchOptions) => {
+      const controller = new AbortController();
+      const unwatch = deadline.watch((reason) => controller.abort(reason));
+      try {
+        const response = await pool.request({ ...options, signal: controller.signal });
+        response.body.once('close', unwatch);
+        return { status: response.statusCode, response };
+      } catch (error) {
+        unwatch();
+        throw error;
+      }
+    };
+  }
+
   return {
     service,
     request: async (call) => (await complete(call, false))!,
@@ -339,7 +363,7 @@ export function createRestTransport(options: RestTransportOptions): RestTranspor
       const deadline = deadlineOf(call);
       let response: Dispatcher.ResponseData;
       try {
-        response = await send(call, deadline);
+        ({ response } = await exchange(call, deadline, performStreamed(deadline), (answer) => answer.response.body.dump()));
       } catch (error) {
         deadline.release();
         throw error;
