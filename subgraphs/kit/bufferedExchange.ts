@@ -95,8 +95,9 @@ class BufferingHandler implements Dispatcher.DispatchHandler {
 
 /**
  * One request whose answer is read whole, straight from undici's dispatcher: no response stream,
- * no abort-signal listener, no async resource per call. Those were a fifth of the CPU of an upstream
- * call through `request()` and `body.text()`, and a subgraph makes dozens per operation.
+ * no abort-signal listener, no async resource per call. Those were about 2.7 µs of the 23 µs of CPU
+ * an upstream call cost through `request()` and `body.text()`, and a subgraph makes dozens per
+ * operation.
  *
  * The deadline cancels the call wherever it is: still queued for a socket (the promise rejects at
  * once and the request is aborted when it reaches one), waiting for headers, or reading the body.

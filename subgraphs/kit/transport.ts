@@ -328,7 +328,8 @@ export function createRestTransport(options: RestTransportOptions): RestTranspor
     const body = parseJson(text);
     if (status >= 200 && status < 300) {
       // A maintenance page served with 200 is a failure, not an empty result.
-      if (text.trim() && body === undefined && (call.accept ?? 'application/json').includes('json')) {
+      // A body that parsed is not trimmed a second time (`parseJson` did it once).
+      if (body === undefined && text.trim() && (call.accept ?? 'application/json').includes('json')) {
         throw graphError(`${service}: the answer was not valid JSON`, { code: ErrorCode.UpstreamError, service, status });
       }
       return { status, headers, body, text };
