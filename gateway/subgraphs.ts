@@ -17,7 +17,10 @@ export const SUBGRAPHS: readonly SubgraphEntry[] = [
     credentialHeaders: ['x-marketplace-email', 'x-marketplace-api-key', 'x-marketplace-account-key', 'x-marketplace-user-token'],
   },
   { name: 'dashboards', defaultPort: 4003, credentialHeaders: ['x-dashboards-token'] },
+  // Not a service credential but the proof of a gateway administrator: it must reach this subgraph and no other.
+  { name: 'gatewayAdmin', defaultPort: 4006, credentialHeaders: ['x-gateway-admin-token'] },
 ];
 
-export const subgraphUrlEnv = (name: string) => `${name.toUpperCase().replace(/-/g, '_')}_SUBGRAPH_URL`;
+/** `gatewayAdmin` and `gateway-admin` both read `GATEWAY_ADMIN_SUBGRAPH_URL`. */
+export const subgraphUrlEnv = (name: string) => `${name.replace(/([a-z0-9])([A-Z])/g, '$1_$2').toUpperCase().replace(/-/g, '_')}_SUBGRAPH_URL`;
 export const defaultSubgraphUrl = (entry: SubgraphEntry) => `http://127.0.0.1:${entry.defaultPort}/graphql`;

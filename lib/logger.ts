@@ -27,9 +27,14 @@ const REDACT_PATHS = [
   '*.headers["x-marketplace-user-token"]',
   '*.headers["x-dashboards-token"]',
   '*.headers["service-token"]',
+  '*.headers["x-gateway-admin-token"]',
   'token',
   'accessToken',
   'secret',
+  'clientSecret',
+  'client_secret',
+  'provisionKey',
+  'provision_key',
 ];
 
 export function createLogger({ name, level = process.env.LOG_LEVEL ?? 'info', destination }: LoggerOptions): Logger {

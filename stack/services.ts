@@ -15,6 +15,10 @@ import { createDashboardsEmulator } from '../emulators/dashboards/emulator.ts';
 import { DEMO_TOKEN as DASHBOARDS_DEMO_TOKEN } from '../emulators/dashboards/data.ts';
 import { DASHBOARDS_EMULATOR_PORT, DASHBOARDS_SUBGRAPH_PORT, readDashboardsConfig } from '../subgraphs/dashboards/config.ts';
 import { createDashboardsSubgraph } from '../subgraphs/dashboards/server.ts';
+import { createGatewayAdminEmulator } from '../emulators/gateway-admin/emulator.ts';
+import { DEMO_ADMIN_TOKEN } from '../emulators/gateway-admin/data.ts';
+import { GATEWAY_ADMIN_EMULATOR_PORT, GATEWAY_ADMIN_SUBGRAPH_PORT, readGatewayAdminConfig } from '../subgraphs/gateway-admin/config.ts';
+import { createGatewayAdminSubgraph } from '../subgraphs/gateway-admin/server.ts';
 
 export interface SubgraphStartOptions {
   /** The upstream's base URL (the spec's `{base_url}`). */
@@ -86,5 +90,19 @@ export const SERVICES: readonly ServiceModule[] = [
     demoHeaders: { 'x-dashboards-token': DASHBOARDS_DEMO_TOKEN },
     startEmulator: (port, host) => startEmulator(createDashboardsEmulator(), port, host),
     startSubgraph: ({ apiUrl, port, host, logger, env }) => startSubgraph(createDashboardsSubgraph(readDashboardsConfig(env, { apiUrl, port, host }), logger), { port, host }),
+  },
+  {
+    name: 'gatewayAdmin',
+    apiUrlEnv: 'GATEWAY_ADMIN_API_URL',
+    emulatorPortEnv: 'GATEWAY_ADMIN_EMULATOR_PORT',
+    defaultEmulatorPort: GATEWAY_ADMIN_EMULATOR_PORT,
+    subgraphPortEnv: 'GATEWAY_ADMIN_SUBGRAPH_PORT',
+    defaultSubgraphPort: GATEWAY_ADMIN_SUBGRAPH_PORT,
+    demoHeaders: { 'x-gateway-admin-token': DEMO_ADMIN_TOKEN },
+    // The emulated gateway is a demo: its administrator is whoever holds the demo token.
+    emulatedEnv: { GATEWAY_ADMIN_TOKEN: DEMO_ADMIN_TOKEN },
+    startEmulator: (port, host) => startEmulator(createGatewayAdminEmulator(), port, host),
+    startSubgraph: ({ apiUrl, port, host, logger, env }) =>
+      startSubgraph(createGatewayAdminSubgraph(readGatewayAdminConfig(env, { apiUrl, port, host }), logger), { port, host }),
   },
 ];

@@ -30,6 +30,11 @@ export interface RestCall {
   timeoutMs?: number;
   /** The path is a page token or URL the upstream handed out: its refusal is `CURSOR_EXPIRED`. */
   followsCursor?: boolean;
+  /**
+   * Rewrites a failure's body into a shape the error table reads (`{message, fields}`), for a
+   * service that words its errors its own way. The body is the parsed JSON, or the text.
+   */
+  errorBody?: (body: unknown) => unknown;
 }
 
 export interface RestResponse {
@@ -334,7 +339,7 @@ export function createRestTransport(options: RestTransportOptions): RestTranspor
       }
       return { status, headers, body, text };
     }
-    const error = errorForUpstream({ service, status, body: body ?? text, retryAfter: headers['retry-after'], lookup, cursor: call.followsCursor });
+    const error = errorForUpstream({ service, status, body: call.errorBody ? call.errorBody(body ?? text) : body ?? text, retryAfter: headers['retry-after'], lookup, cursor: call.followsCursor });
     if (!error) return null;
     error.message = scrub(error.message, call.secrets ?? []);
     throw error;

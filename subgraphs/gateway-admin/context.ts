@@ -1,0 +1,44 @@
+import type { IncomingMessage } from 'node:http';
+import type { RestTransport } from '../kit/transport.ts';
+import { isAdministrator, notAdministrator, type AdminProof } from './authorization.ts';
+import { createGatewayAdminClient, type GatewayAdminClient } from './client.ts';
+import { createLoaders, type GatewayAdminLoaders } from './loaders.ts';
+
+export interface AdminAccess {
+  client: GatewayAdminClient;
+  loaders: GatewayAdminLoaders;
+}
+
+export interface GatewayAdminContext {
+  /** The admin interface, for an administrator; FORBIDDEN for anyone else, before any call. */
+  admin(): AdminAccess;
+  /** The gateway's public proxy origin (the explorer's OAuth host); blank when not configured. */
+  proxyUrl: string;
+}
+
+/** What every request's context is built from: shared by the process, holding no caller's data. */
+export interface GatewayAdminDependencies {
+  transport: RestTransport;
+  proofs: readonly AdminProof[];
+  proxyUrl: string | undefined;
+}
+
+/**
+ * One request's context. Resolvers reach the admin interface only through `admin()`, so no field
+ * can forget the check: a caller who is not an administrator never gets a client.
+ */
+export function makeContext({ transport, proofs, proxyUrl }: GatewayAdminDependencies, headers: IncomingMessage['headers']): GatewayAdminContext {
+  let access: AdminAccess | undefined;
+  const authorised = isAdministrator(proofs, headers);
+  return {
+    proxyUrl: proxyUrl ?? '',
+    admin() {
+      if (!authorised) throw notAdministrator();
+      if (!access) {
+        const client = createGatewayAdminClient({ transport });
+        access = { client, loaders: createLoaders(client) };
+      }
+      return access;
+    },
+  };
+}
