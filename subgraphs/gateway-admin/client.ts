@@ -79,6 +79,12 @@ export interface EnableOAuth2Request {
   acceptHttpIfAlreadyTerminated: boolean;
 }
 
+/**
+ * Grants whose requests carry the plugin's provision key: the API's own login page sends it to the
+ * authorize endpoint (authorization code, implicit) or the token endpoint (password).
+ */
+const PROVISIONED_GRANTS: readonly OAuthGrant[] = [OAuthGrant.AUTHORIZATION_CODE, OAuthGrant.IMPLICIT, OAuthGrant.PASSWORD];
+
 /* The admin interface's answers, checked at the boundary: a 2xx of another shape is UPSTREAM_ERROR. */
 
 /** 0.x sends booleans as JSON booleans; a form-minded proxy may hand back their text. */
@@ -229,8 +235,11 @@ export function createGatewayAdminClient({ transport }: { transport: RestTranspo
       if (scopes.length) form['config.scopes'] = scopes.join(',');
       for (const [candidate, name] of GRANT_SWITCHES) if (candidate === grant) form[`config.${name}`] = 'true';
       const response = await transport.request(call('POST', 'enableOAuth2', `/apis/${segment(api)}/plugins/`, { body: { form } }));
-      const plugin = parsed(PluginSchema, response, 'a plugin');
-      return { plugin: toPlugin(plugin), provisionKey: plugin.config.provision_key ?? null };
+      const raw = parsed(PluginSchema, response, 'a plugin');
+      const plugin = toPlugin(raw);
+      // The gateway generates a key for every plugin; it is shown only where a grant needs it.
+      const provisionKey = plugin.grants.some((candidate) => PROVISIONED_GRANTS.includes(candidate)) ? (raw.config.provision_key ?? null) : null;
+      return { plugin, provisionKey };
     },
 
     async getApi(nameOrId) {
