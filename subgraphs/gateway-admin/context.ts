@@ -1,4 +1,5 @@
 import type { IncomingMessage } from 'node:http';
+import { badUserInput } from '../kit/errors.ts';
 import type { RestTransport } from '../kit/transport.ts';
 import { isAdministrator, notAdministrator, type AdminProof } from './authorization.ts';
 import { createGatewayAdminClient, type GatewayAdminClient } from './client.ts';
@@ -10,11 +11,21 @@ export interface AdminAccess {
 }
 
 export interface GatewayAdminContext {
-  /** The admin interface, for an administrator; FORBIDDEN for anyone else, before any call. */
+  /**
+   * The admin interface, for an administrator; FORBIDDEN for anyone else, before any call. Each
+   * administration field calls it once: past `MAX_ADMIN_FIELDS` in one operation it refuses.
+   */
   admin(): AdminAccess;
   /** The gateway's public proxy origin (the explorer's OAuth host); blank when not configured. */
   proxyUrl: string;
 }
+
+/**
+ * Administration fields one operation may hold. Each costs at most four calls of the admin
+ * interface (explorerSettings: the API, its plugins, the global plugins, the applications), so one
+ * operation costs at most 80, however many aliases it repeats a field under.
+ */
+export const MAX_ADMIN_FIELDS = 20;
 
 /** What every request's context is built from: shared by the process, holding no caller's data. */
 export interface GatewayAdminDependencies {
@@ -29,11 +40,14 @@ export interface GatewayAdminDependencies {
  */
 export function makeContext({ transport, proofs, proxyUrl }: GatewayAdminDependencies, headers: IncomingMessage['headers']): GatewayAdminContext {
   let access: AdminAccess | undefined;
+  let fields = 0;
   const authorised = isAdministrator(proofs, headers);
   return {
     proxyUrl: proxyUrl ?? '',
     admin() {
       if (!authorised) throw notAdministrator();
+      fields += 1;
+      if (fields > MAX_ADMIN_FIELDS) throw badUserInput('operation', `one operation may hold at most ${MAX_ADMIN_FIELDS} administration fields; send the rest in another`);
       if (!access) {
         const client = createGatewayAdminClient({ transport });
         access = { client, loaders: createLoaders(client) };

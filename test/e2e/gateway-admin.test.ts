@@ -288,6 +288,16 @@ describe('gatewayAdmin: every failure of the admin interface, typed', () => {
     expect(await emulator.requests()).toEqual([]);
   });
 
+  it('one operation holds at most 20 administration fields: the 21st is refused without a call', async () => {
+    const aliases = Array.from({ length: 21 }, (_, index) => `c${index}: createConsumer(input: { username: "partner-${index}" }) { username }`).join(' ');
+    const result = await gql<Record<string, { username: string } | null>>(`mutation { ${aliases} }`);
+    expect(result.data!.c19).toEqual({ username: 'partner-19' });
+    expect(result.data!.c20).toBeNull();
+    expect(result.errors).toHaveLength(1);
+    expect(result.errors![0]).toMatchObject({ path: ['c20'], extensions: { code: 'BAD_USER_INPUT', argument: 'operation' } });
+    expect(await calls()).toEqual(Array.from({ length: 20 }, () => 'POST /consumers'));
+  });
+
   it('409 on a duplicate name is CONFLICT; 404 on a write is NOT_FOUND; 400 field errors are BAD_USER_INPUT with fieldErrors, in either dialect', async () => {
     await secureApi('CLIENT_CREDENTIALS');
     const duplicate = await gql(REGISTER, { input: { name: 'billing', uris: ['/b2'], upstreamUrl: 'https://x.example' } });
