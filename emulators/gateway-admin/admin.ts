@@ -53,8 +53,9 @@ function listField(value: unknown): string[] | undefined {
 /** A boolean as the admin API reads form fields: `true`/`false`, or a JSON boolean. */
 function booleanField(value: unknown, name: string, problems: Problems, fallback: boolean): boolean {
   if (value === undefined || value === null || value === '') return fallback;
-  if (value === true || value === 'true') return true;
-  if (value === false || value === 'false') return false;
+  const word = typeof value === 'string' ? value.trim().toLowerCase() : value;
+  if (word === true || word === 'true') return true;
+  if (word === false || word === 'false') return false;
   problems[name] = `${name.replace(/^config\./, '')} is not a boolean`;
   return fallback;
 }
@@ -116,8 +117,9 @@ export function adminRoutes(state: () => GatewayAdminState, now: () => number): 
       if (problem) problems.upstream_url = problem;
     }
     for (const uri of uris ?? []) {
-      if (!uri.startsWith('/')) {
-        problems.uris = `must be prefixed with slash: '${uri}'`;
+      const problem = !uri.startsWith('/') ? 'must be prefixed with slash' : /\/\/+/.test(uri) ? 'invalid' : undefined;
+      if (problem) {
+        problems.uris = `uri with value '${uri}' is invalid: ${problem}`;
         break;
       }
     }
@@ -131,7 +133,8 @@ export function adminRoutes(state: () => GatewayAdminState, now: () => number): 
     const api: EmulatedApi = {
       id: state().nextId(),
       name: name!,
-      uris: uris ?? [],
+      // The real API keeps a URI without its trailing slash.
+      uris: (uris ?? []).map((uri) => (uri !== '/' && uri.endsWith('/') ? uri.slice(0, -1) : uri)),
       upstream_url: upstreamUrl!,
       strip_uri: strip,
       preserve_host: preserveHost,

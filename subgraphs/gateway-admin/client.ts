@@ -174,7 +174,9 @@ export function readAdminError(body: unknown): unknown {
   if (!body || typeof body !== 'object' || Array.isArray(body)) return body;
   const record = body as Record<string, unknown>;
   const named = record.fields && typeof record.fields === 'object' && !Array.isArray(record.fields) ? (record.fields as Record<string, unknown>) : undefined;
-  const flat = named ? undefined : Object.fromEntries(Object.entries(record).filter(([name, value]) => name !== 'message' && typeof value === 'string'));
+  // Several errors on one field arrive as a list of messages.
+  const isMessage = (value: unknown) => typeof value === 'string' || (Array.isArray(value) && value.every((item) => typeof item === 'string'));
+  const flat = named ? undefined : Object.fromEntries(Object.entries(record).filter(([name, value]) => name !== 'message' && isMessage(value)));
   const entries = Object.entries(named ?? flat ?? {}).filter(([name]) => !name.startsWith('@'));
   const fields = entries.map(([name, value]) => ({ name, errors: (Array.isArray(value) ? value : [value]).map(String) }));
   const message = typeof record.message === 'string' ? record.message : fields.map(({ name, errors }) => `${name}: ${errors.join(', ')}`).join('; ') || undefined;

@@ -66,7 +66,7 @@ describe('gatewayAdmin emulator: the admin interface', () => {
     });
     expect(await form('POST', '/apis', { name: 'bad name', uris: 'nope' })).toMatchObject({
       status: 400,
-      body: { name: "name must only contain alphanumeric and '., -, _, ~' characters", upstream_url: 'upstream_url is required', uris: "must be prefixed with slash: 'nope'" },
+      body: { name: "name must only contain alphanumeric and '., -, _, ~' characters", upstream_url: 'upstream_url is required', uris: "uri with value 'nope' is invalid: must be prefixed with slash" },
     });
     expect(await form('POST', '/apis', { name: 'nowhere', upstream_url: 'https://x.example' })).toMatchObject({
       status: 400,
@@ -94,7 +94,7 @@ describe('gatewayAdmin emulator: the admin interface', () => {
     });
     expect(await form('POST', '/apis', { name: 'ledger', uris: 'nope', upstream_url: 'https://x.example' })).toMatchObject({
       status: 400,
-      body: { code: 2, name: 'schema violation', message: "schema violation (uris: must be prefixed with slash: 'nope')", fields: { uris: "must be prefixed with slash: 'nope'" } },
+      body: { code: 2, name: 'schema violation', message: "schema violation (uris: uri with value 'nope' is invalid: must be prefixed with slash)", fields: { uris: "uri with value 'nope' is invalid: must be prefixed with slash" } },
     });
     expect(await control.control('dialect', { dialect: 'klingon' })).toMatchObject({ message: expect.stringContaining('flat') });
   });

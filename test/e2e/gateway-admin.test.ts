@@ -312,7 +312,7 @@ describe('gatewayAdmin: every failure of the admin interface, typed', () => {
     expect(firstError(await gql(REGISTER, noSlash))?.extensions).toMatchObject({
       code: 'BAD_USER_INPUT',
       status: 400,
-      fieldErrors: [{ field: 'uris', messages: ["must be prefixed with slash: 'ledger'"] }],
+      fieldErrors: [{ field: 'uris', messages: ["uri with value 'ledger' is invalid: must be prefixed with slash"] }],
     });
     await gql(REGISTER, { input: { name: 'ledger', uris: ['/ledger'], upstreamUrl: 'https://x.example' } });
     const mandatory = await gql(ENABLE, { input: { api: 'ledger', grant: 'PASSWORD', mandatoryScope: true } });
@@ -322,7 +322,7 @@ describe('gatewayAdmin: every failure of the admin interface, typed', () => {
     });
 
     await emulator.control('dialect', { dialect: 'structured' });
-    expect(firstError(await gql(REGISTER, noSlash))?.extensions).toMatchObject({ code: 'BAD_USER_INPUT', fieldErrors: [{ field: 'uris', messages: ["must be prefixed with slash: 'ledger'"] }] });
+    expect(firstError(await gql(REGISTER, noSlash))?.extensions).toMatchObject({ code: 'BAD_USER_INPUT', fieldErrors: [{ field: 'uris', messages: ["uri with value 'ledger' is invalid: must be prefixed with slash"] }] });
     expect(firstError(await gql(CONSUMER, { input: { username: 'partner-portal' } }))?.extensions).toMatchObject({ code: 'CONFLICT', status: 409 });
   });
 
