@@ -43,7 +43,7 @@ export interface ServiceModule {
   /** Gateway headers carrying the demo credential (what a Sandbox user pastes). */
   demoHeaders: Record<string, string>;
   /** Settings the subgraph gets when its upstream is the emulator (e.g. to register its webhook there). */
-  emulatedEnv?: Record<string, string>;
+  emulatedEnv?: Record<string, string> | ((emulatorUrl: string) => Record<string, string>);
   startEmulator(port: number, host: string, env: Env): Promise<Started>;
   startSubgraph(options: SubgraphStartOptions): Promise<Started>;
 }
@@ -99,8 +99,9 @@ export const SERVICES: readonly ServiceModule[] = [
     subgraphPortEnv: 'GATEWAY_ADMIN_SUBGRAPH_PORT',
     defaultSubgraphPort: GATEWAY_ADMIN_SUBGRAPH_PORT,
     demoHeaders: { 'x-gateway-admin-token': DEMO_ADMIN_TOKEN },
-    // The emulated gateway is a demo: its administrator is whoever holds the demo token.
-    emulatedEnv: { GATEWAY_ADMIN_TOKEN: DEMO_ADMIN_TOKEN },
+    // The emulated gateway is a demo: its administrator is whoever holds the demo token, and its
+    // proxy (the plugin's token endpoint) is the emulator itself.
+    emulatedEnv: (emulatorUrl) => ({ GATEWAY_ADMIN_TOKEN: DEMO_ADMIN_TOKEN, GATEWAY_ADMIN_PROXY_URL: emulatorUrl }),
     startEmulator: (port, host) => startEmulator(createGatewayAdminEmulator(), port, host),
     startSubgraph: ({ apiUrl, port, host, logger, env }) =>
       startSubgraph(createGatewayAdminSubgraph(readGatewayAdminConfig(env, { apiUrl, port, host }), logger), { port, host }),

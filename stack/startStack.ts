@@ -74,7 +74,8 @@ export async function startStack({ env, logger, ephemeralPorts = false, host = e
       const emulator = await service.startEmulator(port(service.emulatorPortEnv, service.defaultEmulatorPort), host, env);
       closers.push(emulator);
       emulatorUrl = apiUrl = emulator.url;
-      subgraphEnv = { ...service.emulatedEnv, ...env };
+      const emulatedEnv = typeof service.emulatedEnv === 'function' ? service.emulatedEnv(emulator.url) : service.emulatedEnv;
+      subgraphEnv = { ...emulatedEnv, ...env };
     }
     const subgraph = await service.startSubgraph({
       apiUrl,

@@ -134,7 +134,7 @@ export function oauth2Endpoints(state: () => GatewayAdminState, now: () => numbe
   function context(request: RouteRequest, suffix: string): { api: EmulatedApi; plugin: EmulatedPlugin; apiId: string | null } | Reply {
     const prefix = request.path.slice(0, -suffix.length);
     const api = apiFor(prefix || '/');
-    if (!api) return { status: 404, body: { message: 'no API found with those values' } };
+    if (!api) return { status: 404, body: { message: 'no route and no API found with those values' } };
     const plugin = pluginFor(api);
     // The real proxy would pass such a request on to the API's upstream; the emulator has none to pass it to.
     if (!plugin) return { status: 404, body: { message: `the OAuth 2.0 plugin is not enabled on API '${api.name}'` } };
