@@ -20,10 +20,9 @@ type Problems = Record<string, string>;
 /** A 400 naming fields, worded as the current dialect words it. */
 export function schemaViolation(state: GatewayAdminState, fields: Problems): Reply {
   if (state.dialect === 'flat') return { status: 400, body: fields };
-  const detail = Object.entries(fields)
-    .map(([name, message]) => `${name}: ${message}`)
-    .join('; ');
-  return { status: 400, body: { code: 2, name: 'schema violation', message: `schema violation (${detail})`, fields } };
+  const entries = Object.entries(fields).map(([name, message]) => `${name}: ${message}`);
+  const message = entries.length === 1 ? `schema violation (${entries[0]})` : `${entries.length} schema violations (${entries.join('; ')})`;
+  return { status: 400, body: { code: 2, name: 'schema violation', message, fields } };
 }
 
 /** A 400 about the whole entity rather than one field. */
