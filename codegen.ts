@@ -2,7 +2,7 @@ import type { CodegenConfig } from '@graphql-codegen/cli';
 import { recognitionCodegen } from './subgraphs/recognition/codegen.config.ts';
 import { marketplaceCodegen } from './subgraphs/marketplace/codegen.config.ts';
 import { dashboardsCodegen } from './subgraphs/dashboards/codegen.config.ts';
-import { gatewayAdminCodegen } from './subgraphs/gateway-admin/codegen.config.ts';
+import { gatewayAdminCodegen } from './subgraphs/gatewayAdmin/codegen.config.ts';
 
 interface SubgraphCodegen {
   schema: string;

@@ -1,5 +1,5 @@
 import { request } from 'undici';
-import { SERVICES } from '../stack/services.ts';
+import { SERVICES, emulatedEnvOf } from '../stack/services.ts';
 import { subgraphUrlEnv } from '../gateway/subgraphs.ts';
 import { launch, type Child } from './processes.ts';
 
@@ -77,7 +77,7 @@ export async function launchStack({ nodeFlags = () => [] }: LaunchStackOptions =
         const origin = new URL(emulator.url).origin;
         // As `npm start` runs it over its emulator (the recognition subgraph registers its webhook there).
         const subgraph = await start(`${service.name}-subgraph`, `subgraphs/${service.name}/main.ts`, {
-          ...service.emulatedEnv,
+          ...emulatedEnvOf(service, origin),
           [service.subgraphPortEnv]: '0',
           [service.apiUrlEnv]: origin,
         });

@@ -15,10 +15,10 @@ import { createDashboardsEmulator } from '../emulators/dashboards/emulator.ts';
 import { DEMO_TOKEN as DASHBOARDS_DEMO_TOKEN } from '../emulators/dashboards/data.ts';
 import { DASHBOARDS_EMULATOR_PORT, DASHBOARDS_SUBGRAPH_PORT, readDashboardsConfig } from '../subgraphs/dashboards/config.ts';
 import { createDashboardsSubgraph } from '../subgraphs/dashboards/server.ts';
-import { createGatewayAdminEmulator } from '../emulators/gateway-admin/emulator.ts';
-import { DEMO_ADMIN_TOKEN } from '../emulators/gateway-admin/data.ts';
-import { GATEWAY_ADMIN_EMULATOR_PORT, GATEWAY_ADMIN_SUBGRAPH_PORT, readGatewayAdminConfig } from '../subgraphs/gateway-admin/config.ts';
-import { createGatewayAdminSubgraph } from '../subgraphs/gateway-admin/server.ts';
+import { createGatewayAdminEmulator } from '../emulators/gatewayAdmin/emulator.ts';
+import { DEMO_ADMIN_TOKEN } from '../emulators/gatewayAdmin/data.ts';
+import { GATEWAY_ADMIN_EMULATOR_PORT, GATEWAY_ADMIN_SUBGRAPH_PORT, readGatewayAdminConfig } from '../subgraphs/gatewayAdmin/config.ts';
+import { createGatewayAdminSubgraph } from '../subgraphs/gatewayAdmin/server.ts';
 
 export interface SubgraphStartOptions {
   /** The upstream's base URL (the spec's `{base_url}`). */
@@ -46,6 +46,11 @@ export interface ServiceModule {
   emulatedEnv?: Record<string, string> | ((emulatorUrl: string) => Record<string, string>);
   startEmulator(port: number, host: string, env: Env): Promise<Started>;
   startSubgraph(options: SubgraphStartOptions): Promise<Started>;
+}
+
+/** The settings a service's subgraph gets over its emulator at `emulatorUrl`. */
+export function emulatedEnvOf(service: ServiceModule, emulatorUrl: string): Record<string, string> {
+  return typeof service.emulatedEnv === 'function' ? service.emulatedEnv(emulatorUrl) : (service.emulatedEnv ?? {});
 }
 
 export const SERVICES: readonly ServiceModule[] = [

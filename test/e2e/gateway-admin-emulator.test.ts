@@ -1,6 +1,6 @@
 import { afterAll, beforeEach, describe, expect, it } from 'vitest';
 import { startEmulator } from '../../emulators/kit/emulator.ts';
-import { createGatewayAdminEmulator } from '../../emulators/gateway-admin/emulator.ts';
+import { createGatewayAdminEmulator } from '../../emulators/gatewayAdmin/emulator.ts';
 import { emulatorControl } from '../support/stack.ts';
 
 /** The emulator is the upstream of the gatewayAdmin tests: hold it to the real admin API's statuses and bodies directly. */

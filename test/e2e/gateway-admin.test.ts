@@ -1,5 +1,5 @@
 import { beforeEach, describe, expect, it } from 'vitest';
-import { DEMO_ADMIN_TOKEN } from '../../emulators/gateway-admin/data.ts';
+import { DEMO_ADMIN_TOKEN } from '../../emulators/gatewayAdmin/data.ts';
 import { DEMO_TOKEN as DASHBOARDS_DEMO_TOKEN } from '../../emulators/dashboards/data.ts';
 import { knownSecrets } from '../support/logs.ts';
 import { startTestStack, type GraphQLResult } from '../support/stack.ts';

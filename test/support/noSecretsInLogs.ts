@@ -2,7 +2,7 @@ import { afterAll, expect } from 'vitest';
 import { DEMO_TOKENS } from '../../emulators/recognition/data.ts';
 import { DEMO_CREDENTIALS } from '../../emulators/marketplace/data.ts';
 import { DEMO_TOKEN as DASHBOARDS_DEMO_TOKEN } from '../../emulators/dashboards/data.ts';
-import { DEMO_ADMIN_TOKEN } from '../../emulators/gateway-admin/data.ts';
+import { DEMO_ADMIN_TOKEN } from '../../emulators/gatewayAdmin/data.ts';
 import { capturedLogs, knownSecrets } from './logs.ts';
 
 for (const token of Object.values(DEMO_TOKENS)) knownSecrets.add(token);

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { errorForUpstream } from '../../subgraphs/kit/errors.ts';
-import { readAdminError } from '../../subgraphs/gateway-admin/client.ts';
+import { readAdminError } from '../../subgraphs/gatewayAdmin/client.ts';
 
 const read = (status: number, body: unknown) => errorForUpstream({ service: 'gatewayAdmin', status, body: readAdminError(body) });
 

@@ -6,7 +6,7 @@ import { createGatewayAdminSubgraph } from './server.ts';
 
 runMain(async () => {
   const config = readGatewayAdminConfig(process.env);
-  const logger = createLogger({ name: 'gateway-admin-subgraph' });
+  const logger = createLogger({ name: 'gatewayAdmin-subgraph' });
   const { url } = await startSubgraph(createGatewayAdminSubgraph(config, logger), { port: config.port, host: config.host });
   console.log(`gatewayAdmin subgraph on ${url}/graphql (admin interface ${config.apiUrl})`);
 });

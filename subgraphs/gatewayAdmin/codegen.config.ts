@@ -1,7 +1,7 @@
 /** How codegen maps the gatewayAdmin schema onto the client's DTOs. Read by the root codegen.ts. */
 export const gatewayAdminCodegen = {
   schema: 'schema/gatewayAdmin.graphql',
-  output: 'subgraphs/gateway-admin/__generated__/resolvers.ts',
+  output: 'subgraphs/gatewayAdmin/__generated__/resolvers.ts',
   contextType: '../context.ts#GatewayAdminContext',
   mappers: {
     GatewayApi: '../client.ts#ApiDto',
