@@ -105,7 +105,7 @@ const CredentialSchema = z.object({
   consumer_id: z.string().optional(),
   consumer: z.object({ id: z.string() }).optional(),
   created_at: timestamp,
-});
+}).refine((credential) => credential.consumer_id !== undefined || credential.consumer !== undefined, { message: 'names no consumer', path: ['consumer_id'] });
 const PluginSchema = z.object({
   id: z.string(),
   name: z.string(),
@@ -147,7 +147,8 @@ const toApplication = (raw: z.output<typeof CredentialSchema>): ApplicationDto =
   name: raw.name,
   clientId: raw.client_id,
   redirectUris: raw.redirect_uri,
-  consumerId: raw.consumer_id ?? raw.consumer?.id ?? '',
+  // One of the two is there: the schema refuses an application that names no consumer.
+  consumerId: raw.consumer_id ?? raw.consumer!.id,
   createdAt: instant(raw.created_at),
 });
 function toPlugin(raw: z.output<typeof PluginSchema>): PluginDto {

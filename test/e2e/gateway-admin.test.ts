@@ -234,6 +234,29 @@ describe('gatewayAdmin: the token endpoint refuses as the real plugin does', () 
     expect(preflight.headers.get('access-control-allow-headers')).toContain('authorization');
   });
 
+  it('the authorize endpoint: a wrong provision key, no user, an unknown client, an unregistered redirect URI, two X-Forwarded-Proto', async () => {
+    const { clientId, provisionKey } = await secureApi('AUTHORIZATION_CODE');
+    const good = { client_id: clientId, response_type: 'code', provision_key: provisionKey!, authenticated_userid: 'user-1' };
+    expect(await plugin('/billing/oauth2/authorize', { ...good, provision_key: 'wrong' })).toMatchObject({
+      status: 400,
+      body: { error: 'invalid_provision_key', error_description: 'Invalid provision_key' },
+    });
+    expect((await plugin('/billing/oauth2/authorize', { ...good, authenticated_userid: ' ' })).body).toMatchObject({ error: 'invalid_authenticated_userid' });
+    expect(await plugin('/billing/oauth2/authorize', { ...good, client_id: 'nobody' })).toMatchObject({ status: 400, body: { error: 'invalid_client' } });
+    expect((await plugin('/billing/oauth2/authorize', { ...good, response_type: 'token' })).body.redirect_uri).toContain('error=unsupported_response_type');
+    // An unregistered redirect URI: the error goes to the first registered one, as the real plugin does.
+    const elsewhere = await plugin('/billing/oauth2/authorize', { ...good, redirect_uri: 'https://attacker.example/' });
+    expect(elsewhere.status).toBe(400);
+    const redirect = new URL(String(elsewhere.body.redirect_uri));
+    expect(`${redirect.origin}${redirect.pathname}`).toBe(CALLBACK);
+    expect(redirect.searchParams.get('error')).toBe('invalid_request');
+    expect(redirect.searchParams.has('code')).toBe(false);
+    expect((await plugin('/billing/oauth2/authorize', good, { https: false, headers: { 'x-forwarded-proto': 'https, http' } })).body).toEqual({
+      error: 'access_denied',
+      error_description: 'Only one X-Forwarded-Proto header allowed',
+    });
+  });
+
   it('refuses plain HTTP whatever the request says when the plugin does not accept HTTP terminated in front', async () => {
     const { clientId, clientSecret } = await secureApi('CLIENT_CREDENTIALS', { acceptHttp: false });
     const answer = await plugin('/billing/oauth2/token', { grant_type: 'client_credentials', client_id: clientId, client_secret: clientSecret });
@@ -277,6 +300,8 @@ describe('gatewayAdmin: every failure of the admin interface, typed', () => {
       [REGISTER, { input: { name: 'billing', uris: Array.from({ length: 17 }, (_, i) => `/u${i}`), upstreamUrl: 'https://x.example' } }, 'input.uris'],
       [REGISTER, { input: { name: 'billing', uris: ['/billing'], upstreamUrl: 'ftp://x.example' } }, 'input.upstreamUrl'],
       [REGISTER, { input: { name: 'x'.repeat(129), uris: ['/billing'], upstreamUrl: 'https://x.example' } }, 'input.name'],
+      [REGISTER, { input: { name: 'billing', uris: ['/a,/b'], upstreamUrl: 'https://x.example' } }, 'input.uris[0]'],
+      [APPLICATION, { input: { consumer: 'partner', name: 'explorer', redirectUri: 'https://portal.example/a,b' } }, 'input.redirectUri'],
       [CONSUMER, { input: { username: '  ' } }, 'input.username'],
       [APPLICATION, { input: { consumer: 'partner', name: 'explorer', redirectUri: 'not a url' } }, 'input.redirectUri'],
       [ENABLE, { input: { api: 'billing', grant: 'PASSWORD', scopes: ['read write'] } }, 'input.scopes[0]'],
@@ -347,6 +372,10 @@ describe('gatewayAdmin: every failure of the admin interface, typed', () => {
     const wrongShape = await gql(CONSUMER, { input: { username: 'partner' } });
     expect(wrongShape.data).toEqual({ createConsumer: null });
     expect(firstError(wrongShape)?.extensions).toMatchObject({ code: 'UPSTREAM_ERROR', service: 'gatewayAdmin', status: 201 });
+
+    // An application that names no consumer breaks the contract too.
+    await emulator.fault({ path: '/consumers/partner/oauth2/', method: 'POST', status: 201, body: { id: 'a', name: 'x', client_id: 'c', client_secret: 's', redirect_uri: [CALLBACK] }, times: 1 });
+    expect(firstError(await gql(APPLICATION, { input: { consumer: 'partner', name: 'x', redirectUri: CALLBACK } }))?.extensions).toMatchObject({ code: 'UPSTREAM_ERROR' });
 
     await emulator.fault({ path: '/consumers', method: 'POST', drop: true, times: 1 });
     expect(firstError(await gql(CONSUMER, { input: { username: 'partner' } }))?.extensions).toMatchObject({ code: 'UPSTREAM_UNAVAILABLE' });

@@ -19,12 +19,18 @@ export const administrationResolvers: Resolvers = {
       const { client } = context.admin();
       listSize(input.uris, 'input.uris', MAX_URIS);
       if (input.uris.length === 0) throw badUserInput('input.uris', 'needs at least one URI');
-      input.uris.forEach((uri, index) => maxLength(nonBlank(uri, `input.uris[${index}]`), `input.uris[${index}]`, MAX_URI));
+      input.uris.forEach((uri, index) => {
+        const argument = `input.uris[${index}]`;
+        maxLength(nonBlank(uri, argument), argument, MAX_URI);
+        if (uri.includes(',')) throw badUserInput(argument, 'must not hold a comma: URIs travel comma-separated');
+      });
       return client.registerApi({ name: name(input.name, 'input.name'), uris: input.uris, upstreamUrl: httpUrl(input.upstreamUrl, 'input.upstreamUrl') });
     },
     createConsumer: (_parent, { input }, context) => context.admin().client.createConsumer({ username: name(input.username, 'input.username') }),
     createOAuthApplication: (_parent, { input }, context) => {
       const { client } = context.admin();
+      // The admin interface reads a comma as a list separator: one URI must hold none.
+      if (input.redirectUri.includes(',')) throw badUserInput('input.redirectUri', 'must not hold a comma');
       return client.createApplication(name(input.consumer, 'input.consumer'), { name: name(input.name, 'input.name'), redirectUri: httpUrl(input.redirectUri, 'input.redirectUri') });
     },
     enableOAuth2: (_parent, { input }, context) => {
