@@ -1,5 +1,7 @@
 import { readBoolean, readInt, readPort, readUrl, ConfigError, type Env } from '../lib/config.ts';
 import { SUBGRAPHS, defaultSubgraphUrl, subgraphUrlEnv } from './subgraphs.ts';
+import { readAuthSettings } from './auth/config.ts';
+import type { AuthSettings } from './auth/authenticate.ts';
 
 export interface GatewayConfig {
   port: number;
@@ -26,6 +28,10 @@ export interface GatewayConfig {
   vendorTelemetry: boolean;
   /** The gateway's public URL, on which download links are built; the request's Host when unset. */
   publicUrl?: string | undefined;
+  /** The graph's own OAuth 2.0 (off by default). */
+  auth: AuthSettings;
+  /** Where a partner's explorer gets a token, published at /.well-known/oauth-protected-resource. */
+  explorer: { authorizationServers: string[]; tokenUrl?: string | undefined; authorizeUrl?: string | undefined; scopes: string[] };
 }
 
 export function readGatewayConfig(env: Env, overrides: Partial<GatewayConfig> = {}): GatewayConfig {
@@ -58,6 +64,7 @@ export function readGatewayConfig(env: Env, overrides: Partial<GatewayConfig> = 
       maxFields: readInt(env, 'MAX_QUERY_FIELDS', 1000, { min: 10, max: 100_000 }),
     },
     publicUrl: readUrl(env, 'PUBLIC_URL'),
+    ...readAuthSettings(env),
     ...overrides,
   };
 }
