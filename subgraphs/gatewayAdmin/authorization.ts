@@ -8,8 +8,10 @@ export const ADMIN_TOKEN_HEADER = 'x-gateway-admin-token';
 
 /**
  * One way a caller proves they administer the gateway, read from the headers the gateway forwarded.
- * Today the admin token; once the graph has its own OAuth 2.0, a principal holding the
- * `gateway:admin` scope is one more proof in the list, and nothing else here changes.
+ * Today the admin token. With the graph's own OAuth 2.0 the gateway also demands the
+ * `gateway:admin` scope (the schema's `@requiresScopes`) and may hold the admin token for the
+ * principal; a scope the gateway forwarded would be one more proof in the list, and nothing else
+ * here would change.
  */
 export type AdminProof = (headers: IncomingMessage['headers']) => boolean;
 
