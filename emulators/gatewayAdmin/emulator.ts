@@ -3,13 +3,14 @@ import { fieldsBody, jsonBody } from '../kit/bodies.ts';
 import { adminRoutes } from './admin.ts';
 import { seedGatewayAdmin, type Dialect } from './data.ts';
 import { oauth2Endpoints } from './oauth2.ts';
+import { proxyRoutes } from './proxy.ts';
 
 const DIALECTS: readonly Dialect[] = ['flat', 'structured'];
 
 /**
  * An API gateway as its OAuth 2.0 guide shows it: the admin interface (APIs, consumers, OAuth 2.0
- * applications, the plugin) and the plugin's proxy-side token and authorize endpoints, on one
- * origin. Besides the kit's controls: `POST /__emulator/dialect {dialect}` switches the admin
+ * applications, the plugin), the plugin's token and authorize endpoints, and the proxy to each
+ * API's upstream (behind the plugin's token check), on one origin. Besides the kit's controls: `POST /__emulator/dialect {dialect}` switches the admin
  * interface's error bodies, and `POST /__emulator/introspect {token}` answers as RFC 7662 does.
  */
 export function createGatewayAdminEmulator(): EmulatorDefinition {
@@ -20,8 +21,9 @@ export function createGatewayAdminEmulator(): EmulatorDefinition {
   return {
     name: 'gatewayAdmin',
     clock,
-    // The plugin's endpoints end in /oauth2/token and /oauth2/authorize, which no admin path does.
-    routes: [...oauth2.routes, ...adminRoutes(current, clock.now)],
+    // The plugin's endpoints end in /oauth2/token and /oauth2/authorize, which no admin path does;
+    // every other path the admin interface does not claim is the proxy's.
+    routes: [...oauth2.routes, ...adminRoutes(current, clock.now), ...proxyRoutes(current, clock.now)],
     controls: [
       {
         method: 'POST',

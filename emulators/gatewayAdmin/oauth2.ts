@@ -25,6 +25,9 @@ const NO_STORE = { 'cache-control': 'no-store', pragma: 'no-cache' };
 
 const oauthError = (error: string, description: string): OAuthError => ({ error, error_description: description });
 
+/** The real proxy's answer to a path no API claims. */
+export const NO_API: Reply = { status: 404, body: { message: 'no route and no API found with those values' } };
+
 /** Parameters may come in the query string or the body; the body wins (`table_merge(uri_args, body_args)`). */
 async function parameters(request: RouteRequest): Promise<Params> {
   const out: Params = {};
@@ -89,22 +92,23 @@ export interface OAuth2Endpoints {
   introspect(token: string): Record<string, unknown>;
 }
 
-export function oauth2Endpoints(state: () => GatewayAdminState, now: () => number): OAuth2Endpoints {
-  /** The API a proxy path belongs to: the longest `uris` prefix that matches, as the real router picks. */
-  function apiFor(prefix: string): EmulatedApi | undefined {
-    let best: { api: EmulatedApi; length: number } | undefined;
-    for (const api of state().apis) {
-      for (const uri of api.uris) {
-        const base = uri.replace(/\/+$/, '');
-        if ((prefix === base || prefix.startsWith(`${base}/`)) && (!best || base.length > best.length)) best = { api, length: base.length };
-      }
+/** The API a proxy path belongs to, and the path below its URI: the longest `uris` prefix that matches, as the real router picks. */
+export function apiFor(state: GatewayAdminState, path: string): { api: EmulatedApi; rest: string } | undefined {
+  let best: { api: EmulatedApi; base: string } | undefined;
+  for (const api of state.apis) {
+    for (const uri of api.uris) {
+      const base = uri === '/' ? '' : uri.replace(/\/+$/, '');
+      if ((path === base || path.startsWith(`${base}/`)) && (!best || base.length > best.base.length)) best = { api, base };
     }
-    return best?.api;
   }
+  return best && { api: best.api, rest: path.slice(best.base.length) };
+}
 
-  /** The plugin that runs for an API: its own, else the global one. */
-  const pluginFor = (api: EmulatedApi): EmulatedPlugin | undefined =>
-    state().plugins.find((plugin) => plugin.enabled && plugin.api_id === api.id) ?? state().plugins.find((plugin) => plugin.enabled && plugin.api_id === undefined);
+/** The plugin that runs for an API: its own, else the global one. */
+export const pluginFor = (state: GatewayAdminState, api: EmulatedApi): EmulatedPlugin | undefined =>
+  state.plugins.find((plugin) => plugin.enabled && plugin.api_id === api.id) ?? state.plugins.find((plugin) => plugin.enabled && plugin.api_id === undefined);
+
+export function oauth2Endpoints(state: () => GatewayAdminState, now: () => number): OAuth2Endpoints {
 
   const credentialByClientId = (clientId: string | undefined): EmulatedCredential | undefined =>
     clientId === undefined ? undefined : state().credentials.find((credential) => credential.client_id === clientId);
@@ -132,10 +136,9 @@ export function oauth2Endpoints(state: () => GatewayAdminState, now: () => numbe
 
   /** Resolves the API and plugin behind a proxy path, or answers as the emulated proxy does without one. */
   function context(request: RouteRequest, suffix: string): { api: EmulatedApi; plugin: EmulatedPlugin; apiId: string | null } | Reply {
-    const prefix = request.path.slice(0, -suffix.length);
-    const api = apiFor(prefix || '/');
-    if (!api) return { status: 404, body: { message: 'no route and no API found with those values' } };
-    const plugin = pluginFor(api);
+    const api = apiFor(state(), request.path.slice(0, -suffix.length) || '/')?.api;
+    if (!api) return NO_API;
+    const plugin = pluginFor(state(), api);
     // The real proxy would pass such a request on to the API's upstream; the emulator has none to pass it to.
     if (!plugin) return { status: 404, body: { message: `the OAuth 2.0 plugin is not enabled on API '${api.name}'` } };
     return { api, plugin, apiId: plugin.config.global_credentials ? null : api.id };
