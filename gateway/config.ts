@@ -1,5 +1,5 @@
 import { readBoolean, readInt, readPort, readUrl, ConfigError, type Env } from '../lib/config.ts';
-import { SUBGRAPHS, defaultSubgraphUrl, subgraphUrlEnv } from './subgraphs.ts';
+import { SERVICES, defaultSubgraphUrl } from '../lib/services.ts';
 
 export interface GatewayConfig {
   port: number;
@@ -29,8 +29,8 @@ export interface GatewayConfig {
 export function readGatewayConfig(env: Env, overrides: Partial<GatewayConfig> = {}): GatewayConfig {
   const production = env.NODE_ENV === 'production';
   const subgraphUrls: Record<string, string> = {};
-  for (const entry of SUBGRAPHS) {
-    subgraphUrls[entry.name] = readUrl(env, subgraphUrlEnv(entry.name)) ?? defaultSubgraphUrl(entry);
+  for (const service of SERVICES) {
+    subgraphUrls[service.name] = readUrl(env, service.env.subgraphUrl) ?? defaultSubgraphUrl(service);
   }
   let sandboxHeaders: Record<string, string> = {};
   if (env.SANDBOX_HEADERS) {

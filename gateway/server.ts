@@ -1,4 +1,4 @@
-import http, { type IncomingHttpHeaders } from 'node:http';
+import http from 'node:http';
 import { readFileSync } from 'node:fs';
 import { ApolloGateway } from '@apollo/gateway';
 import { ApolloServer } from '@apollo/server';
@@ -12,26 +12,19 @@ import { formatGraphError } from '../lib/errorFormatting.ts';
 import type { GatewayConfig } from './config.ts';
 import { createUndiciFetcher } from './fetcher.ts';
 import { createOperationMetrics, metricsPlugin, subscriptionMetrics } from './metricsPlugin.ts';
-import { createPassThrough, type Prefetched } from './passThrough.ts';
+import type { GatewayContext } from './context.ts';
+import { createPassThrough } from './passThrough.ts';
 import { checkReadiness } from './readiness.ts';
 import { operationLimitsRule } from './limits.ts';
 import { SubgraphDataSource } from './subgraphDataSource.ts';
 import { withDirectFetches } from './singleFetch.ts';
-import { createPlanner } from './subscriptions/planning.ts';
+import { createPlanner } from './planner.ts';
 import { createSubscriptionExecutor, type SubscriptionExecutor } from './subscriptions/executor.ts';
 import { createOperationRunner } from './subscriptions/operations.ts';
 import { createSseTransport } from './subscriptions/sse.ts';
 import { attachWebSocketTransport } from './subscriptions/ws.ts';
-import { createDownloadProxy, DOWNLOADS_PATH, gatewayOrigin } from './downloads.ts';
-
-export interface GatewayContext {
-  /** The caller's request headers; each subgraph call picks its own credential from them. */
-  headers: IncomingHttpHeaders;
-  /** The gateway's public origin, on which subgraphs build download links. */
-  origin?: string | undefined;
-  /** The one subgraph answer the pass-through fetched but left to Apollo to report. */
-  prefetched?: Prefetched;
-}
+import { DOWNLOADS_PATH } from '../lib/downloads.ts';
+import { createDownloadProxy, gatewayOrigin } from './downloads.ts';
 
 export interface StartedGateway extends Started {
   /** The GraphQL endpoint (HTTP, WebSocket and SSE). */

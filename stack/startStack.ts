@@ -67,18 +67,18 @@ export async function startStack({ env, logger, ephemeralPorts = false, host = e
   }
 
   async function startService(service: ServiceModule): Promise<StartedService> {
-    let apiUrl = readUrl(env, service.apiUrlEnv);
+    let apiUrl = readUrl(env, service.env.apiUrl);
     let emulatorUrl: string | undefined;
     let subgraphEnv = env;
     if (!apiUrl) {
-      const emulator = await service.startEmulator(port(service.emulatorPortEnv, service.defaultEmulatorPort), host, env);
+      const emulator = await service.startEmulator(port(service.env.emulatorPort, service.emulatorPort), host, env);
       closers.push(emulator);
       emulatorUrl = apiUrl = emulator.url;
       subgraphEnv = { ...service.emulatedEnv, ...env };
     }
     const subgraph = await service.startSubgraph({
       apiUrl,
-      port: port(service.subgraphPortEnv, service.defaultSubgraphPort),
+      port: port(service.env.subgraphPort, service.subgraphPort),
       host,
       logger: logger.child({ component: `${service.name}-subgraph` }),
       env: subgraphEnv,
