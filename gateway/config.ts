@@ -24,6 +24,18 @@ export interface GatewayConfig {
   vendorTelemetry: boolean;
   /** The gateway's public URL, on which download links are built; the request's Host when unset. */
   publicUrl?: string | undefined;
+  /**
+   * The gateway's own fast paths beside Apollo's, each of which can be turned off to diagnose or
+   * to compare. The pass-through serves only operations the single-fetch shortcut has planned.
+   */
+  fastPaths: FastPaths;
+}
+
+export interface FastPaths {
+  /** A one-subgraph plan's answer returned as the subgraph sent it, without Apollo's reshaping. */
+  singleFetch: boolean;
+  /** Repeats of such an operation answered without Apollo Server. */
+  passThrough: boolean;
 }
 
 export function readGatewayConfig(env: Env, overrides: Partial<GatewayConfig> = {}): GatewayConfig {
@@ -55,6 +67,10 @@ export function readGatewayConfig(env: Env, overrides: Partial<GatewayConfig> = 
       maxFields: readInt(env, 'MAX_QUERY_FIELDS', 1000, { min: 10, max: 100_000 }),
     },
     publicUrl: readUrl(env, 'PUBLIC_URL'),
+    fastPaths: {
+      singleFetch: readBoolean(env, 'GATEWAY_SINGLE_FETCH', true),
+      passThrough: readBoolean(env, 'GATEWAY_PASS_THROUGH', true),
+    },
     ...overrides,
   };
 }

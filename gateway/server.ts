@@ -56,9 +56,10 @@ export async function startGateway(config: GatewayConfig, logger: Logger): Promi
   const planner = createPlanner(supergraphSdl);
   const limits = operationLimitsRule(config.limits);
   const operationMetrics = createOperationMetrics(metrics.registry);
-  const passThrough = createPassThrough({ schema: planner.graphqlApiSchema, dataSources, metrics: operationMetrics });
+  const { singleFetch, passThrough: passingThrough } = config.fastPaths;
+  const passThrough = singleFetch && passingThrough ? createPassThrough({ schema: planner.graphqlApiSchema, dataSources, metrics: operationMetrics }) : undefined;
   const apollo = new ApolloServer<GatewayContext>({
-    gateway: withDirectFetches(gateway, { planner, dataSources, passThrough }),
+    gateway: singleFetch ? withDirectFetches(gateway, { planner, dataSources, passThrough }) : gateway,
     logger: apolloLogger(logger),
     includeStacktraceInErrorResponses: false,
     formatError: formatGraphError(logger),
@@ -80,13 +81,15 @@ export async function startGateway(config: GatewayConfig, logger: Logger): Promi
     server: apollo,
     context: async ({ req }) => contextOf(req),
     maxBodyBytes: config.maxBodyBytes,
-    async first(body, req, res) {
-      const context = contextOf(req);
-      const outcome = await passThrough.serve(body, context, req.headers.accept, res);
-      if (outcome.served) return outcome;
-      if (outcome.prefetched) context.prefetched = outcome.prefetched;
-      return { served: false, context };
-    },
+    first: passThrough
+      ? async (body, req, res) => {
+          const context = contextOf(req);
+          const outcome = await passThrough.serve(body, context, req.headers.accept, res);
+          if (outcome.served) return outcome;
+          if (outcome.prefetched) context.prefetched = outcome.prefetched;
+          return { served: false, context };
+        }
+      : undefined,
   });
   const executor = createSubscriptionExecutor({ planner, dataSources, subgraphUrl: (name) => dataSources.get(name)?.url ?? '', logger });
   subscriptionMetrics(metrics.registry, executor);

@@ -1,4 +1,4 @@
-import { readInt, readPort, readUrl, type Env } from './config.ts';
+import { readBoolean, readInt, readPort, readUrl, type Env } from './config.ts';
 
 /**
  * The one list of the graph's REST services: names, default ports, settings' names and the
@@ -91,11 +91,13 @@ export interface SubgraphBasics {
   /** The spec's `{base_url}`. */
   apiUrl: string;
   timeoutMs: number;
+  /** Queries run compiled by graphql-jit; off, on graphql-js as Apollo runs them (SUBGRAPH_COMPILED_EXECUTION). */
+  compiledExecution: boolean;
 }
 
 /**
  * What every subgraph reads alike: where it listens, its upstream (the emulator on its default
- * port unless `<NAME>_API_URL` is set) and its deadline for one upstream call.
+ * port unless `<NAME>_API_URL` is set), its deadline for one upstream call and its execution.
  */
 export function readSubgraphBasics(env: Env, service: ServiceEntry, apiUrl?: string): SubgraphBasics {
   return {
@@ -103,5 +105,6 @@ export function readSubgraphBasics(env: Env, service: ServiceEntry, apiUrl?: str
     host: env.HOST ?? '127.0.0.1',
     apiUrl: apiUrl ?? readUrl(env, service.env.apiUrl) ?? `http://127.0.0.1:${readEmulatorPort(env, service)}`,
     timeoutMs: readInt(env, service.env.timeout, 10_000, { min: 100, max: 120_000 }),
+    compiledExecution: readBoolean(env, 'SUBGRAPH_COMPILED_EXECUTION', true),
   };
 }

@@ -49,8 +49,10 @@ export const SERVICES: readonly ServiceModule[] = [
     emulatedEnv: { RECOGNITION_PUBLIC_URL: 'self', RECOGNITION_SERVICE_TOKEN: DEMO_TOKENS.admin },
     startEmulator: (port, host, env) =>
       startEmulator(createRecognitionEmulator({ deliveryRetryMs: readInt(env, 'RECOGNITION_EMULATOR_RETRY_MS', 500, { min: 1, max: 60_000 }) }), port, host),
-    startSubgraph: async ({ apiUrl, port, host, logger, env }) =>
-      startSubgraph(await createRecognitionSubgraph(readRecognitionConfig(env, { apiUrl, port, host }), logger), { port, host }),
+    startSubgraph: async ({ apiUrl, port, host, logger, env }) => {
+      const config = readRecognitionConfig(env, { apiUrl, port, host });
+      return startSubgraph(await createRecognitionSubgraph(config, logger), config);
+    },
   },
   {
     ...SERVICE_ENTRY.marketplace,
@@ -60,13 +62,18 @@ export const SERVICES: readonly ServiceModule[] = [
       [SERVICE_ENTRY.marketplace.credentialHeaders.accountKey]: DEMO_CREDENTIALS.accountKey,
     },
     startEmulator: (port, host, env) => startEmulator(createMarketplaceEmulator({ marketplace: readMarketplaceName(env) }), port, host),
-    startSubgraph: ({ apiUrl, port, host, logger, env, now }) =>
-      startSubgraph(createMarketplaceSubgraph(readMarketplaceConfig(env, { apiUrl, port, host }), logger, now ? { now } : {}), { port, host }),
+    startSubgraph: ({ apiUrl, port, host, logger, env, now }) => {
+      const config = readMarketplaceConfig(env, { apiUrl, port, host });
+      return startSubgraph(createMarketplaceSubgraph(config, logger, now ? { now } : {}), config);
+    },
   },
   {
     ...SERVICE_ENTRY.dashboards,
     demoHeaders: { [SERVICE_ENTRY.dashboards.credentialHeaders.token]: DASHBOARDS_DEMO_TOKEN },
     startEmulator: (port, host) => startEmulator(createDashboardsEmulator(), port, host),
-    startSubgraph: ({ apiUrl, port, host, logger, env }) => startSubgraph(createDashboardsSubgraph(readDashboardsConfig(env, { apiUrl, port, host }), logger), { port, host }),
+    startSubgraph: ({ apiUrl, port, host, logger, env }) => {
+      const config = readDashboardsConfig(env, { apiUrl, port, host });
+      return startSubgraph(createDashboardsSubgraph(config, logger), config);
+    },
   },
 ];

@@ -7,6 +7,7 @@ export interface DashboardsConfig {
   /** The spec's `{base_url}`: the endpoints hang straight off it. */
   apiUrl: string;
   timeoutMs: number;
+  compiledExecution: boolean;
 }
 
 export function readDashboardsConfig(env: Env, overrides: Partial<DashboardsConfig> = {}): DashboardsConfig {

@@ -11,6 +11,7 @@ export interface MarketplaceConfig {
   /** The marketplace operator's name, the path segment the spec writes `mkt`. @default 'mkt' */
   marketplace: string;
   timeoutMs: number;
+  compiledExecution: boolean;
   /** How long a label PDF link works. @default 300000 (5 minutes) */
   downloadTtlMs: number;
   /** XML invoices larger than this go as a multipart file instead of JSON text. @default 262144 */

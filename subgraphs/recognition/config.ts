@@ -8,6 +8,7 @@ export interface RecognitionConfig {
   /** The spec's `{base_url}`; the client adds `/api/v1`. */
   apiUrl: string;
   timeoutMs: number;
+  compiledExecution: boolean;
   /** Shared event log and dedupe across replicas; in memory when absent. */
   redisUrl?: string;
   /** Events the in-memory log holds for replay (or the Redis stream's approximate length). */
