@@ -1,9 +1,9 @@
 import type { Started } from '../lib/http.ts';
 import type { Logger } from '../lib/logger.ts';
-import { readInt, type Env } from '../lib/config.ts';
+import type { Env } from '../lib/config.ts';
 import { SERVICE_ENTRY, type ServiceEntry } from '../lib/services.ts';
 import { startEmulator } from '../emulators/kit/emulator.ts';
-import { createRecognitionEmulator } from '../emulators/recognition/emulator.ts';
+import { createRecognitionEmulator, readRecognitionEmulatorOptions } from '../emulators/recognition/emulator.ts';
 import { DEMO_TOKENS } from '../emulators/recognition/data.ts';
 import { startSubgraph } from '../subgraphs/kit/server.ts';
 import { readRecognitionConfig } from '../subgraphs/recognition/config.ts';
@@ -47,8 +47,7 @@ export const SERVICES: readonly ServiceModule[] = [
     demoHeaders: { [SERVICE_ENTRY.recognition.credentialHeaders.token]: DEMO_TOKENS.admin },
     // The emulator reaches the subgraph on its listening address; an admin token registers the webhook.
     emulatedEnv: { RECOGNITION_PUBLIC_URL: 'self', RECOGNITION_SERVICE_TOKEN: DEMO_TOKENS.admin },
-    startEmulator: (port, host, env) =>
-      startEmulator(createRecognitionEmulator({ deliveryRetryMs: readInt(env, 'RECOGNITION_EMULATOR_RETRY_MS', 500, { min: 1, max: 60_000 }) }), port, host),
+    startEmulator: (port, host, env) => startEmulator(createRecognitionEmulator(readRecognitionEmulatorOptions(env)), port, host),
     startSubgraph: async ({ apiUrl, port, host, logger, env }) => {
       const config = readRecognitionConfig(env, { apiUrl, port, host });
       return startSubgraph(await createRecognitionSubgraph(config, logger), config);
