@@ -20,6 +20,24 @@ function relativeImports(file: string): string[] {
   return specifiers.map((specifier) => resolve(dirname(file), specifier));
 }
 
+/** Every import cycle of a graph of modules, each written from where the search entered it. */
+function cyclesIn(edges: ReadonlyMap<string, readonly string[]>): string[] {
+  const cycles: string[] = [];
+  const state = new Map<string, 'open' | 'done'>();
+  const visit = (file: string, path: string[]) => {
+    if (state.get(file) === 'done') return;
+    if (state.get(file) === 'open') {
+      cycles.push([...path.slice(path.indexOf(file)), file].join(' -> '));
+      return;
+    }
+    state.set(file, 'open');
+    for (const target of edges.get(file) ?? []) visit(target, [...path, file]);
+    state.set(file, 'done');
+  };
+  for (const file of edges.keys()) visit(file, []);
+  return cycles;
+}
+
 describe('module boundaries', () => {
   it('keeps the gateway off the subgraphs: what they share is in lib/', () => {
     const offenders = sourcesUnder('gateway').flatMap((file) =>
@@ -30,29 +48,21 @@ describe('module boundaries', () => {
     expect(offenders).toEqual([]);
   });
 
-  it('has no import cycle inside the gateway', () => {
+  it('has no import cycle inside the gateway, type-only imports included', () => {
     const files = sourcesUnder('gateway');
-    const edges = new Map(files.map((file) => [file, relativeImports(file).filter((target) => files.includes(target))]));
-    const cycles: string[] = [];
-    const state = new Map<string, 'open' | 'done'>();
-    const visit = (file: string, path: string[]) => {
-      if (state.get(file) === 'done') return;
-      if (state.get(file) === 'open') {
-        cycles.push([...path.slice(path.indexOf(file)), file].map((step) => relative(root, step)).join(' -> '));
-        return;
-      }
-      state.set(file, 'open');
-      for (const target of edges.get(file) ?? []) visit(target, [...path, file]);
-      state.set(file, 'done');
-    };
-    for (const file of files) visit(file, []);
-    expect(cycles).toEqual([]);
+    const edges = new Map(files.map((file) => [relative(root, file), relativeImports(file).filter((target) => files.includes(target)).map((target) => relative(root, target))]));
+    expect(cyclesIn(edges)).toEqual([]);
   });
 
-  it('finds a cycle or an import where there is one (the checks can fail)', () => {
-    const file = join(root, 'gateway/singleFetch.ts');
-    expect(relativeImports(file).map((target) => relative(root, target))).toEqual(expect.arrayContaining(['gateway/planner.ts', 'gateway/context.ts']));
+  it('would see an import of subgraphs/ or a cycle (the checks can fail)', () => {
     expect(relativeImports(join(root, 'stack/services.ts')).some((target) => relative(root, target).startsWith('subgraphs/'))).toBe(true);
+    const cycle = new Map([
+      ['server.ts', ['passThrough.ts']],
+      ['passThrough.ts', ['singleFetch.ts']],
+      ['singleFetch.ts', ['server.ts', 'planner.ts']],
+      ['planner.ts', []],
+    ]);
+    expect(cyclesIn(cycle)).toEqual(['server.ts -> passThrough.ts -> singleFetch.ts -> server.ts']);
   });
 });
 
