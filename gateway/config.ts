@@ -1,5 +1,5 @@
 import { readBoolean, readInt, readPort, readUrl, ConfigError, type Env } from '../lib/config.ts';
-import { SUBGRAPHS, defaultSubgraphUrl, subgraphUrlEnv } from './subgraphs.ts';
+import { SERVICES, defaultSubgraphUrl } from '../lib/services.ts';
 import { readAuthSettings } from './auth/config.ts';
 import type { AuthSettings } from './auth/authenticate.ts';
 
@@ -32,13 +32,25 @@ export interface GatewayConfig {
   auth: AuthSettings;
   /** Where a partner's explorer gets a token, published at /.well-known/oauth-protected-resource. */
   explorer: { authorizationServers: string[]; tokenUrl?: string | undefined; authorizeUrl?: string | undefined; scopes: string[] };
+  /**
+   * The gateway's own fast paths beside Apollo's, each of which can be turned off to diagnose or
+   * to compare. The pass-through serves only operations the single-fetch shortcut has planned.
+   */
+  fastPaths: FastPaths;
+}
+
+export interface FastPaths {
+  /** A one-subgraph plan's answer returned as the subgraph sent it, without Apollo's reshaping. */
+  singleFetch: boolean;
+  /** Repeats of such an operation answered without Apollo Server. */
+  passThrough: boolean;
 }
 
 export function readGatewayConfig(env: Env, overrides: Partial<GatewayConfig> = {}): GatewayConfig {
   const production = env.NODE_ENV === 'production';
   const subgraphUrls: Record<string, string> = {};
-  for (const entry of SUBGRAPHS) {
-    subgraphUrls[entry.name] = readUrl(env, subgraphUrlEnv(entry.name)) ?? defaultSubgraphUrl(entry);
+  for (const service of SERVICES) {
+    subgraphUrls[service.name] = readUrl(env, service.env.subgraphUrl) ?? defaultSubgraphUrl(service);
   }
   let sandboxHeaders: Record<string, string> = {};
   if (env.SANDBOX_HEADERS) {
@@ -65,6 +77,10 @@ export function readGatewayConfig(env: Env, overrides: Partial<GatewayConfig> = 
     },
     publicUrl: readUrl(env, 'PUBLIC_URL'),
     ...readAuthSettings(env),
+    fastPaths: {
+      singleFetch: readBoolean(env, 'GATEWAY_SINGLE_FETCH', true),
+      passThrough: readBoolean(env, 'GATEWAY_PASS_THROUGH', true),
+    },
     ...overrides,
   };
 }

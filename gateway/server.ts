@@ -12,33 +12,23 @@ import { formatGraphError } from '../lib/errorFormatting.ts';
 import type { GatewayConfig } from './config.ts';
 import { createUndiciFetcher } from './fetcher.ts';
 import { createOperationMetrics, metricsPlugin, subscriptionMetrics } from './metricsPlugin.ts';
-import { createPassThrough, type Prefetched } from './passThrough.ts';
+import type { GatewayContext } from './context.ts';
+import { createPassThrough } from './passThrough.ts';
 import { checkReadiness } from './readiness.ts';
 import { operationLimitsRule } from './limits.ts';
 import { SubgraphDataSource } from './subgraphDataSource.ts';
 import { withDirectFetches } from './singleFetch.ts';
-import { createPlanner } from './subscriptions/planning.ts';
+import { createPlanner } from './planner.ts';
 import { createSubscriptionExecutor, type SubscriptionExecutor } from './subscriptions/executor.ts';
 import { createOperationRunner } from './subscriptions/operations.ts';
 import { createSseTransport } from './subscriptions/sse.ts';
 import { attachWebSocketTransport } from './subscriptions/ws.ts';
-import { createDownloadProxy, DOWNLOADS_PATH, gatewayOrigin } from './downloads.ts';
+import { DOWNLOADS_PATH } from '../lib/downloads.ts';
+import { createDownloadProxy, gatewayOrigin } from './downloads.ts';
 import { createDashboard } from './dashboard.ts';
 import { AuthFailure, createAuthenticator, type Authenticated } from './auth/authenticate.ts';
 import { createFieldAccess, withFieldAccess } from './auth/access.ts';
 import { readAccessRequirements, withoutAccessDirectives } from './auth/requirements.ts';
-import type { Principal } from './auth/principal.ts';
-
-export interface GatewayContext {
-  /** The caller's request headers; each subgraph call picks its own credential from them. */
-  headers: IncomingHttpHeaders;
-  /** The gateway's public origin, on which subgraphs build download links. */
-  origin?: string | undefined;
-  /** The one subgraph answer the pass-through fetched but left to Apollo to report. */
-  prefetched?: Prefetched;
-  /** The caller, when the graph's own OAuth 2.0 is on and a token (or a trusted proxy) named one. */
-  principal?: Principal | undefined;
-}
 
 /** Sandbox's page is public: it asks for nothing but the page, and carries the token box itself. */
 const isLandingPage = (req: http.IncomingMessage) => req.method === 'GET' && String(req.headers.accept ?? '').includes('text/html') && !req.url?.includes('query=');
@@ -87,11 +77,13 @@ export async function startGateway(config: GatewayConfig, logger: Logger): Promi
   const authenticated = new WeakMap<http.IncomingMessage, Authenticated>();
   const limits = operationLimitsRule(config.limits);
   const operationMetrics = createOperationMetrics(metrics.registry);
-  const passThrough = createPassThrough({ schema: planner.graphqlApiSchema, dataSources, metrics: operationMetrics });
+  const { singleFetch, passThrough: passingThrough } = config.fastPaths;
+  const passThrough = singleFetch && passingThrough ? createPassThrough({ schema: planner.graphqlApiSchema, dataSources, metrics: operationMetrics }) : undefined;
   const apollo = new ApolloServer<GatewayContext>({
-    gateway: access
-      ? withFieldAccess(withDirectFetches(gateway, { planner, dataSources, passThrough }), access, (context) => (context as GatewayContext).principal)
-      : withDirectFetches(gateway, { planner, dataSources, passThrough }),
+    gateway: (() => {
+      const shortcut = singleFetch ? withDirectFetches(gateway, { planner, dataSources, passThrough }) : gateway;
+      return access ? withFieldAccess(shortcut, access, (context) => (context as GatewayContext).principal) : shortcut;
+    })(),
     logger: apolloLogger(logger),
     includeStacktraceInErrorResponses: false,
     formatError: formatGraphError(logger),
@@ -116,18 +108,20 @@ export async function startGateway(config: GatewayConfig, logger: Logger): Promi
     server: apollo,
     context: async ({ req }) => contextOf(req),
     maxBodyBytes: config.maxBodyBytes,
-    async first(body, req, res) {
-      const context = contextOf(req);
-      // The fast path serves remembered operations whole: not to a caller who may not see all of one.
-      const query = (body as { query?: unknown; operationName?: unknown } | undefined)?.query;
-      if (access && (typeof query !== 'string' || access.restrictText(query, String((body as { operationName?: unknown }).operationName ?? '') || undefined, context.principal))) {
-        return { served: false, context };
-      }
-      const outcome = await passThrough.serve(body, context, req.headers.accept, res);
-      if (outcome.served) return outcome;
-      if (outcome.prefetched) context.prefetched = outcome.prefetched;
-      return { served: false, context };
-    },
+    first: passThrough
+      ? async (body, req, res) => {
+          const context = contextOf(req);
+          // The fast path serves remembered operations whole: not to a caller who may not see all of one.
+          const query = (body as { query?: unknown } | undefined)?.query;
+          if (access && (typeof query !== 'string' || access.restrictText(query, String((body as { operationName?: unknown }).operationName ?? '') || undefined, context.principal))) {
+            return { served: false, context };
+          }
+          const outcome = await passThrough.serve(body, context, req.headers.accept, res);
+          if (outcome.served) return outcome;
+          if (outcome.prefetched) context.prefetched = outcome.prefetched;
+          return { served: false, context };
+        }
+      : undefined,
   });
   const executor = createSubscriptionExecutor({ planner, dataSources, subgraphUrl: (name) => dataSources.get(name)?.url ?? '', logger });
   subscriptionMetrics(metrics.registry, executor);
