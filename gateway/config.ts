@@ -28,6 +28,8 @@ export interface GatewayConfig {
   vendorTelemetry: boolean;
   /** The gateway's public URL, on which download links are built; the request's Host when unset. */
   publicUrl?: string | undefined;
+  /** A graceful stop on SIGTERM: how long `/ready` fails before new connections are refused, and how long requests then get. */
+  shutdown: { delayMs: number; graceMs: number };
   /** The graph's own OAuth 2.0 (off by default). */
   auth: AuthSettings;
   /** Where a partner's explorer gets a token, published at /.well-known/oauth-protected-resource. */
@@ -76,6 +78,10 @@ export function readGatewayConfig(env: Env, overrides: Partial<GatewayConfig> = 
       maxFields: readInt(env, 'MAX_QUERY_FIELDS', 1000, { min: 10, max: 100_000 }),
     },
     publicUrl: readUrl(env, 'PUBLIC_URL'),
+    shutdown: {
+      delayMs: readInt(env, 'GATEWAY_DRAIN_DELAY_MS', 5000, { min: 0, max: 120_000 }),
+      graceMs: readInt(env, 'GATEWAY_SHUTDOWN_GRACE_MS', 25_000, { min: 0, max: 600_000 }),
+    },
     ...readAuthSettings(env),
     fastPaths: {
       singleFetch: readBoolean(env, 'GATEWAY_SINGLE_FETCH', true),

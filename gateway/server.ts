@@ -37,6 +37,13 @@ export interface StartedGateway extends Started {
   /** The GraphQL endpoint (HTTP, WebSocket and SSE). */
   graphqlUrl: string;
   subscriptions: SubscriptionExecutor;
+  /**
+   * A graceful stop, for SIGTERM: `/ready` answers 503 and streaming clients are told to reconnect
+   * (elsewhere) at once; new requests are still served for `delayMs`, while load balancers notice;
+   * then no new connection is accepted, requests in flight get up to `graceMs` to finish, and
+   * everything closes.
+   */
+  drain(options: { delayMs: number; graceMs: number }): Promise<void>;
 }
 
 /** Apollo Gateway over the static supergraph, on plain node:http, with health, readiness and metrics. */
@@ -130,9 +137,21 @@ export async function startGateway(config: GatewayConfig, logger: Logger): Promi
   const downloads = createDownloadProxy(config.subgraphUrls, logger);
   const dashboard = config.dashboard ? createDashboard({ demoToken: config.sandboxHeaders['x-recognition-token'] }) : undefined;
 
+  let draining = false;
+  // Requests being answered, streams excepted: a graceful stop waits for them.
+  let inFlight = 0;
+  const whenIdle = new Set<() => void>();
   const server = http.createServer((req, res) => {
     const url = requestUrl(req);
     if (!url) return sendJson(res, 400, { message: 'bad request target' });
+    if (draining) res.setHeader('connection', 'close');
+    if (!(url.pathname === '/graphql' && sse.accepts(req))) {
+      inFlight += 1;
+      res.once('close', () => {
+        inFlight -= 1;
+        if (inFlight === 0) for (const resolve of whenIdle) resolve();
+      });
+    }
     const work = (async () => {
       if (url.pathname.startsWith(DOWNLOADS_PATH)) return downloads.handle(req, res, url);
       if (dashboard?.handles(url.pathname)) return dashboard.handle(req, res, url.pathname);
@@ -153,6 +172,7 @@ export async function startGateway(config: GatewayConfig, logger: Logger): Promi
         case '/health':
           return sendJson(res, 200, { status: 'ok' });
         case '/ready': {
+          if (draining) return sendJson(res, 503, { ready: false, draining: true });
           const readiness = await checkReadiness(fetcher, true, config.subgraphUrls);
           return sendJson(res, readiness.ready ? 200 : 503, readiness);
         }
@@ -173,18 +193,39 @@ export async function startGateway(config: GatewayConfig, logger: Logger): Promi
 
   const started = await listen(server, config.port, config.host);
   logger.info({ url: `${started.url}/graphql` }, 'gateway listening');
+  const close = async () => {
+    executor.close();
+    await detachWebSockets();
+    await started.close();
+    await apollo.stop();
+    await fetcher.close();
+    await authenticator.close();
+    await downloads.close();
+  };
   return {
     url: started.url,
     graphqlUrl: `${started.url}/graphql`,
     subscriptions: executor,
-    async close() {
-      executor.close();
-      await detachWebSockets();
-      await started.close();
-      await apollo.stop();
-      await fetcher.close();
-      await authenticator.close();
-      await downloads.close();
+    close,
+    async drain({ delayMs, graceMs }) {
+      if (draining) return;
+      draining = true;
+      logger.info({ delayMs, graceMs, inFlight }, 'draining: not ready; streaming clients told to reconnect');
+      await detachWebSockets(1012, 'the gateway is restarting: reconnect and resume from your last cursor');
+      await new Promise((resolve) => setTimeout(resolve, delayMs));
+      server.close();
+      server.closeIdleConnections();
+      if (inFlight > 0) {
+        let resolveIdle!: () => void;
+        const idle = new Promise<void>((resolve) => whenIdle.add((resolveIdle = resolve)));
+        const timer = setTimeout(resolveIdle, graceMs);
+        await idle;
+        clearTimeout(timer);
+        whenIdle.delete(resolveIdle);
+      }
+      logger.info({ unfinished: inFlight }, 'drained: closing');
+      // SSE streams still open are cut here; their clients reconnect with their last cursor.
+      await close();
     },
   };
 }
