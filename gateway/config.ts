@@ -2,6 +2,7 @@ import { readBoolean, readInt, readPort, readUrl, ConfigError, type Env } from '
 import { SERVICES, defaultSubgraphUrl } from '../lib/services.ts';
 import { readAuthSettings } from './auth/config.ts';
 import type { AuthSettings } from './auth/authenticate.ts';
+import type { RateLimitSettings } from './rateLimit.ts';
 
 export interface GatewayConfig {
   port: number;
@@ -30,6 +31,8 @@ export interface GatewayConfig {
   publicUrl?: string | undefined;
   /** A graceful stop on SIGTERM: how long `/ready` fails before new connections are refused, and how long requests then get. */
   shutdown: { delayMs: number; graceMs: number };
+  /** Token buckets per caller and per client address (off unless a rate is set). */
+  rateLimits: RateLimitSettings;
   /** The graph's own OAuth 2.0 (off by default). */
   auth: AuthSettings;
   /** Where a partner's explorer gets a token, published at /.well-known/oauth-protected-resource. */
@@ -46,6 +49,11 @@ export interface FastPaths {
   singleFetch: boolean;
   /** Repeats of such an operation answered without Apollo Server. */
   passThrough: boolean;
+}
+
+/** A rate (0: off) and a burst (twice the rate unless set). */
+function bucket(env: Env, perSecond: number, burstName: 'RATE_LIMIT_CALLER_BURST' | 'RATE_LIMIT_ADDRESS_BURST') {
+  return { perSecond, burst: readInt(env, burstName, Math.max(1, 2 * perSecond), { min: 1, max: 10_000_000 }) };
 }
 
 export function readGatewayConfig(env: Env, overrides: Partial<GatewayConfig> = {}): GatewayConfig {
@@ -81,6 +89,11 @@ export function readGatewayConfig(env: Env, overrides: Partial<GatewayConfig> = 
     shutdown: {
       delayMs: readInt(env, 'GATEWAY_DRAIN_DELAY_MS', 5000, { min: 0, max: 120_000 }),
       graceMs: readInt(env, 'GATEWAY_SHUTDOWN_GRACE_MS', 25_000, { min: 0, max: 600_000 }),
+    },
+    rateLimits: {
+      caller: bucket(env, readInt(env, 'RATE_LIMIT_CALLER_PER_SECOND', 0, { min: 0, max: 1_000_000 }), 'RATE_LIMIT_CALLER_BURST'),
+      address: bucket(env, readInt(env, 'RATE_LIMIT_ADDRESS_PER_SECOND', 0, { min: 0, max: 1_000_000 }), 'RATE_LIMIT_ADDRESS_BURST'),
+      redisUrl: readUrl(env, 'REDIS_URL', ['redis:', 'rediss:']),
     },
     ...readAuthSettings(env),
     fastPaths: {
