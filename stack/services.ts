@@ -1,8 +1,9 @@
 import type { Started } from '../lib/http.ts';
 import type { Logger } from '../lib/logger.ts';
-import { readInt, type Env } from '../lib/config.ts';
+import type { Env } from '../lib/config.ts';
+import { SERVICE_ENTRY, type ServiceEntry } from '../lib/services.ts';
 import { startEmulator } from '../emulators/kit/emulator.ts';
-import { createRecognitionEmulator } from '../emulators/recognition/emulator.ts';
+import { createRecognitionEmulator, readRecognitionEmulatorOptions } from '../emulators/recognition/emulator.ts';
 import { DEMO_TOKENS } from '../emulators/recognition/data.ts';
 import { startSubgraph } from '../subgraphs/kit/server.ts';
 import { readRecognitionConfig } from '../subgraphs/recognition/config.ts';
@@ -13,11 +14,11 @@ import { readMarketplaceConfig, readMarketplaceName } from '../subgraphs/marketp
 import { createMarketplaceSubgraph } from '../subgraphs/marketplace/server.ts';
 import { createDashboardsEmulator } from '../emulators/dashboards/emulator.ts';
 import { DEMO_TOKEN as DASHBOARDS_DEMO_TOKEN } from '../emulators/dashboards/data.ts';
-import { DASHBOARDS_EMULATOR_PORT, DASHBOARDS_SUBGRAPH_PORT, readDashboardsConfig } from '../subgraphs/dashboards/config.ts';
+import { readDashboardsConfig } from '../subgraphs/dashboards/config.ts';
 import { createDashboardsSubgraph } from '../subgraphs/dashboards/server.ts';
 import { createGatewayAdminEmulator } from '../emulators/gatewayAdmin/emulator.ts';
 import { DEMO_ADMIN_TOKEN } from '../emulators/gatewayAdmin/data.ts';
-import { GATEWAY_ADMIN_EMULATOR_PORT, GATEWAY_ADMIN_SUBGRAPH_PORT, readGatewayAdminConfig } from '../subgraphs/gatewayAdmin/config.ts';
+import { readGatewayAdminConfig } from '../subgraphs/gatewayAdmin/config.ts';
 import { createGatewayAdminSubgraph } from '../subgraphs/gatewayAdmin/server.ts';
 
 export interface SubgraphStartOptions {
@@ -31,15 +32,11 @@ export interface SubgraphStartOptions {
   now?: () => number;
 }
 
-/** One REST service as the whole stack sees it: its emulator, its subgraph, its demo credential. */
-export interface ServiceModule {
-  name: string;
-  /** The env variable that points the subgraph at a real upstream instead of the emulator. */
-  apiUrlEnv: string;
-  emulatorPortEnv: string;
-  defaultEmulatorPort: number;
-  subgraphPortEnv: string;
-  defaultSubgraphPort: number;
+/**
+ * One REST service as the whole stack sees it: its registry entry (name, ports, settings), and
+ * here what needs its code: its emulator, its subgraph, its demo credential.
+ */
+export interface ServiceModule extends ServiceEntry {
   /** Gateway headers carrying the demo credential (what a Sandbox user pastes). */
   demoHeaders: Record<string, string>;
   /** Settings the subgraph gets when its upstream is the emulator (e.g. to register its webhook there). */
@@ -55,60 +52,48 @@ export function emulatedEnvOf(service: ServiceModule, emulatorUrl: string): Reco
 
 export const SERVICES: readonly ServiceModule[] = [
   {
-    name: 'recognition',
-    apiUrlEnv: 'RECOGNITION_API_URL',
-    emulatorPortEnv: 'RECOGNITION_EMULATOR_PORT',
-    defaultEmulatorPort: 4101,
-    subgraphPortEnv: 'RECOGNITION_SUBGRAPH_PORT',
-    defaultSubgraphPort: 4001,
-    demoHeaders: { 'x-recognition-token': DEMO_TOKENS.admin },
+    ...SERVICE_ENTRY.recognition,
+    demoHeaders: { [SERVICE_ENTRY.recognition.credentialHeaders.token]: DEMO_TOKENS.admin },
     // The emulator reaches the subgraph on its listening address; an admin token registers the webhook.
     emulatedEnv: { RECOGNITION_PUBLIC_URL: 'self', RECOGNITION_SERVICE_TOKEN: DEMO_TOKENS.admin },
-    startEmulator: (port, host, env) =>
-      startEmulator(createRecognitionEmulator({ deliveryRetryMs: readInt(env, 'RECOGNITION_EMULATOR_RETRY_MS', 500, { min: 1, max: 60_000 }) }), port, host),
-    startSubgraph: async ({ apiUrl, port, host, logger, env }) =>
-      startSubgraph(await createRecognitionSubgraph(readRecognitionConfig(env, { apiUrl, port, host }), logger), { port, host }),
+    startEmulator: (port, host, env) => startEmulator(createRecognitionEmulator(readRecognitionEmulatorOptions(env)), port, host),
+    startSubgraph: async ({ apiUrl, port, host, logger, env }) => {
+      const config = readRecognitionConfig(env, { apiUrl, port, host });
+      return startSubgraph(await createRecognitionSubgraph(config, logger), config);
+    },
   },
   {
-    name: 'marketplace',
-    apiUrlEnv: 'MARKETPLACE_API_URL',
-    emulatorPortEnv: 'MARKETPLACE_EMULATOR_PORT',
-    defaultEmulatorPort: 4102,
-    subgraphPortEnv: 'MARKETPLACE_SUBGRAPH_PORT',
-    defaultSubgraphPort: 4002,
+    ...SERVICE_ENTRY.marketplace,
     demoHeaders: {
-      'x-marketplace-email': DEMO_CREDENTIALS.email,
-      'x-marketplace-api-key': DEMO_CREDENTIALS.apiKey,
-      'x-marketplace-account-key': DEMO_CREDENTIALS.accountKey,
+      [SERVICE_ENTRY.marketplace.credentialHeaders.email]: DEMO_CREDENTIALS.email,
+      [SERVICE_ENTRY.marketplace.credentialHeaders.apiKey]: DEMO_CREDENTIALS.apiKey,
+      [SERVICE_ENTRY.marketplace.credentialHeaders.accountKey]: DEMO_CREDENTIALS.accountKey,
     },
     startEmulator: (port, host, env) => startEmulator(createMarketplaceEmulator({ marketplace: readMarketplaceName(env) }), port, host),
-    startSubgraph: ({ apiUrl, port, host, logger, env, now }) =>
-      startSubgraph(createMarketplaceSubgraph(readMarketplaceConfig(env, { apiUrl, port, host }), logger, now ? { now } : {}), { port, host }),
+    startSubgraph: ({ apiUrl, port, host, logger, env, now }) => {
+      const config = readMarketplaceConfig(env, { apiUrl, port, host });
+      return startSubgraph(createMarketplaceSubgraph(config, logger, now ? { now } : {}), config);
+    },
   },
   {
-    name: 'dashboards',
-    apiUrlEnv: 'DASHBOARDS_API_URL',
-    emulatorPortEnv: 'DASHBOARDS_EMULATOR_PORT',
-    defaultEmulatorPort: DASHBOARDS_EMULATOR_PORT,
-    subgraphPortEnv: 'DASHBOARDS_SUBGRAPH_PORT',
-    defaultSubgraphPort: DASHBOARDS_SUBGRAPH_PORT,
-    demoHeaders: { 'x-dashboards-token': DASHBOARDS_DEMO_TOKEN },
+    ...SERVICE_ENTRY.dashboards,
+    demoHeaders: { [SERVICE_ENTRY.dashboards.credentialHeaders.token]: DASHBOARDS_DEMO_TOKEN },
     startEmulator: (port, host) => startEmulator(createDashboardsEmulator(), port, host),
-    startSubgraph: ({ apiUrl, port, host, logger, env }) => startSubgraph(createDashboardsSubgraph(readDashboardsConfig(env, { apiUrl, port, host }), logger), { port, host }),
+    startSubgraph: ({ apiUrl, port, host, logger, env }) => {
+      const config = readDashboardsConfig(env, { apiUrl, port, host });
+      return startSubgraph(createDashboardsSubgraph(config, logger), config);
+    },
   },
   {
-    name: 'gatewayAdmin',
-    apiUrlEnv: 'GATEWAY_ADMIN_API_URL',
-    emulatorPortEnv: 'GATEWAY_ADMIN_EMULATOR_PORT',
-    defaultEmulatorPort: GATEWAY_ADMIN_EMULATOR_PORT,
-    subgraphPortEnv: 'GATEWAY_ADMIN_SUBGRAPH_PORT',
-    defaultSubgraphPort: GATEWAY_ADMIN_SUBGRAPH_PORT,
-    demoHeaders: { 'x-gateway-admin-token': DEMO_ADMIN_TOKEN },
+    ...SERVICE_ENTRY.gatewayAdmin,
+    demoHeaders: { [SERVICE_ENTRY.gatewayAdmin.credentialHeaders.adminToken]: DEMO_ADMIN_TOKEN },
     // The emulated gateway is a demo: its administrator is whoever holds the demo token, and its
     // proxy (the plugin's token endpoint) is the emulator itself.
     emulatedEnv: (emulatorUrl) => ({ GATEWAY_ADMIN_TOKEN: DEMO_ADMIN_TOKEN, GATEWAY_ADMIN_PROXY_URL: emulatorUrl }),
     startEmulator: (port, host) => startEmulator(createGatewayAdminEmulator(), port, host),
-    startSubgraph: ({ apiUrl, port, host, logger, env }) =>
-      startSubgraph(createGatewayAdminSubgraph(readGatewayAdminConfig(env, { apiUrl, port, host }), logger), { port, host }),
+    startSubgraph: ({ apiUrl, port, host, logger, env }) => {
+      const config = readGatewayAdminConfig(env, { apiUrl, port, host });
+      return startSubgraph(createGatewayAdminSubgraph(config, logger), config);
+    },
   },
 ];
