@@ -5,7 +5,7 @@ import { ApolloServer } from '@apollo/server';
 import { ApolloServerPluginLandingPageLocalDefault } from '@apollo/server/plugin/landingPage/default';
 import { ApolloServerPluginLandingPageDisabled } from '@apollo/server/plugin/disabled';
 import { apolloHandler } from '../lib/apolloHttp.ts';
-import { listen, requestUrl, sendJson, sendText, type Started } from '../lib/http.ts';
+import { clientGone, listen, requestUrl, sendJson, sendText, type Started } from '../lib/http.ts';
 import { apolloLogger, type Logger } from '../lib/logger.ts';
 import { createMetrics } from '../lib/metrics.ts';
 import { formatGraphError } from '../lib/errorFormatting.ts';
@@ -15,6 +15,8 @@ import { createOperationMetrics, metricsPlugin, subscriptionMetrics } from './me
 import { createPassThrough, type Prefetched } from './passThrough.ts';
 import { checkReadiness } from './readiness.ts';
 import { operationLimitsRule } from './limits.ts';
+import { createDemandControl, readCostTable, type CallLedger } from './demandControl.ts';
+import { demandControlPlugin } from './demandControlPlugin.ts';
 import { SubgraphDataSource } from './subgraphDataSource.ts';
 import { withDirectFetches } from './singleFetch.ts';
 import { createPlanner } from './subscriptions/planning.ts';
@@ -31,6 +33,10 @@ export interface GatewayContext {
   origin?: string | undefined;
   /** The one subgraph answer the pass-through fetched but left to Apollo to report. */
   prefetched?: Prefetched;
+  /** Aborted when the client goes away: subgraph requests still running are cut off. */
+  signal?: AbortSignal | undefined;
+  /** What is left of the operation's upstream call budget, set once its estimate was accepted. */
+  calls?: CallLedger | undefined;
 }
 
 export interface StartedGateway extends Started {
@@ -62,8 +68,9 @@ export async function startGateway(config: GatewayConfig, logger: Logger): Promi
 
   const planner = createPlanner(supergraphSdl);
   const limits = operationLimitsRule(config.limits);
+  const demand = createDemandControl({ schema: planner.graphqlApiSchema, costs: readCostTable(supergraphSdl), ...config.demand });
   const operationMetrics = createOperationMetrics(metrics.registry);
-  const passThrough = createPassThrough({ schema: planner.graphqlApiSchema, dataSources, metrics: operationMetrics });
+  const passThrough = createPassThrough({ schema: planner.graphqlApiSchema, dataSources, metrics: operationMetrics, demand });
   const apollo = new ApolloServer<GatewayContext>({
     gateway: withDirectFetches(gateway, { planner, dataSources, passThrough }),
     logger: apolloLogger(logger),
@@ -78,11 +85,14 @@ export async function startGateway(config: GatewayConfig, logger: Logger): Promi
           })
         : ApolloServerPluginLandingPageDisabled(),
       metricsPlugin<GatewayContext>(operationMetrics),
+      demandControlPlugin(demand),
     ],
   });
   await apollo.start();
 
-  const contextOf = (req: http.IncomingMessage): GatewayContext => ({ headers: req.headers, origin: gatewayOrigin(config.publicUrl, req) });
+  // Each HTTP request's signal, aborted when its client goes away before the answer is written.
+  const clientSignals = new WeakMap<http.IncomingMessage, AbortSignal>();
+  const contextOf = (req: http.IncomingMessage): GatewayContext => ({ headers: req.headers, origin: gatewayOrigin(config.publicUrl, req), signal: clientSignals.get(req) });
   const graphql = apolloHandler<GatewayContext>({
     server: apollo,
     context: async ({ req }) => contextOf(req),
@@ -95,7 +105,7 @@ export async function startGateway(config: GatewayConfig, logger: Logger): Promi
       return { served: false, context };
     },
   });
-  const executor = createSubscriptionExecutor({ planner, dataSources, subgraphUrl: (name) => dataSources.get(name)?.url ?? '', logger });
+  const executor = createSubscriptionExecutor({ planner, dataSources, subgraphUrl: (name) => dataSources.get(name)?.url ?? '', logger, demand });
   subscriptionMetrics(metrics.registry, executor);
   const runner = createOperationRunner(executor, apollo);
   const sse = createSseTransport({ schema: executor.planner.graphqlApiSchema, runner, rules: [limits] });
@@ -108,7 +118,9 @@ export async function startGateway(config: GatewayConfig, logger: Logger): Promi
       if (url.pathname.startsWith(DOWNLOADS_PATH)) return downloads.handle(req, res, url);
       switch (url.pathname) {
         case '/graphql':
-          return sse.accepts(req) ? sse.handle(req, res) : graphql(req, res, url);
+          if (sse.accepts(req)) return sse.handle(req, res);
+          clientSignals.set(req, clientGone(res));
+          return graphql(req, res, url);
         case '/health':
           return sendJson(res, 200, { status: 'ok' });
         case '/ready': {

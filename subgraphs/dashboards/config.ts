@@ -1,4 +1,5 @@
 import { readInt, readPort, readUrl, type Env } from '../../lib/config.ts';
+import { readRequestCallCap } from '../kit/callScope.ts';
 
 export interface DashboardsConfig {
   port: number;
@@ -6,6 +7,8 @@ export interface DashboardsConfig {
   /** The spec's `{base_url}`: the endpoints hang straight off it. */
   apiUrl: string;
   timeoutMs: number;
+  /** Upstream calls one GraphQL request may make here, retries included (the gateway may lower it per request). */
+  maxRequestUpstreamCalls: number;
 }
 
 export const DASHBOARDS_SUBGRAPH_PORT = 4003;
@@ -17,6 +20,7 @@ export function readDashboardsConfig(env: Env, overrides: Partial<DashboardsConf
     port: readPort(env, 'DASHBOARDS_SUBGRAPH_PORT', DASHBOARDS_SUBGRAPH_PORT),
     host: env.HOST ?? '127.0.0.1',
     timeoutMs: readInt(env, 'DASHBOARDS_TIMEOUT_MS', 10_000, { min: 100, max: 120_000 }),
+    maxRequestUpstreamCalls: readRequestCallCap(env),
     ...overrides,
     apiUrl,
   };

@@ -1,4 +1,5 @@
 import { ConfigError, readInt, readPort, readUrl, type Env } from '../../lib/config.ts';
+import { readRequestCallCap } from '../kit/callScope.ts';
 
 export interface MarketplaceConfig {
   port: number;
@@ -10,6 +11,8 @@ export interface MarketplaceConfig {
   /** The marketplace operator's name, the path segment the spec writes `mkt`. @default 'mkt' */
   marketplace: string;
   timeoutMs: number;
+  /** Upstream calls one GraphQL request may make here, retries included (the gateway may lower it per request). */
+  maxRequestUpstreamCalls: number;
   /** How long a label PDF link works. @default 300000 (5 minutes) */
   downloadTtlMs: number;
   /** XML invoices larger than this go as a multipart file instead of JSON text. @default 262144 */
@@ -36,6 +39,7 @@ export function readMarketplaceConfig(env: Env, overrides: Partial<MarketplaceCo
     productsApiUrl: readUrl(env, 'MARKETPLACE_PRODUCTS_API_URL') ?? apiUrl,
     marketplace: readMarketplaceName(env),
     timeoutMs: readInt(env, 'MARKETPLACE_TIMEOUT_MS', 10_000, { min: 100, max: 120_000 }),
+    maxRequestUpstreamCalls: readRequestCallCap(env),
     downloadTtlMs: readInt(env, 'MARKETPLACE_DOWNLOAD_TTL_MS', 5 * 60_000, { min: 1_000, max: 15 * 60_000 }),
     multipartThresholdBytes: readInt(env, 'MARKETPLACE_MULTIPART_THRESHOLD_BYTES', 256 * 1024, { min: 1, max: 64 * 1024 * 1024 }),
     ...overrides,

@@ -1,5 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import { ConfigError, readInt, readPort, readUrl, type Env } from '../../lib/config.ts';
+import { readRequestCallCap } from '../kit/callScope.ts';
 
 export interface RecognitionConfig {
   port: number;
@@ -7,6 +8,8 @@ export interface RecognitionConfig {
   /** The spec's `{base_url}`; the client adds `/api/v1`. */
   apiUrl: string;
   timeoutMs: number;
+  /** Upstream calls one GraphQL request may make here, retries included (the gateway may lower it per request). */
+  maxRequestUpstreamCalls: number;
   /** Shared event log and dedupe across replicas; in memory when absent. */
   redisUrl?: string;
   /** Events the in-memory log holds for replay (or the Redis stream's approximate length). */
@@ -31,6 +34,7 @@ export function readRecognitionConfig(env: Env, overrides: Partial<RecognitionCo
     port: readPort(env, 'RECOGNITION_SUBGRAPH_PORT', 4001),
     host: env.HOST ?? '127.0.0.1',
     timeoutMs: readInt(env, 'RECOGNITION_TIMEOUT_MS', 10_000, { min: 100, max: 120_000 }),
+    maxRequestUpstreamCalls: readRequestCallCap(env),
     ...(readUrl(env, 'REDIS_URL', ['redis:', 'rediss:']) ? { redisUrl: env.REDIS_URL } : {}),
     eventLogSize: readInt(env, 'RECOGNITION_EVENT_LOG_SIZE', 10_000, { min: 10, max: 10_000_000 }),
     ...(publicUrl ? { publicUrl } : {}),
