@@ -169,6 +169,9 @@ const sleep = (ms: number, scope?: CallScope) =>
     }
   });
 
+/** A retry the request's budget cannot pay for is not tried: the caller gets the upstream's own answer. */
+const budgetLeft = (scope: CallScope | undefined) => scope === undefined || scope.calls < scope.budget;
+
 /** The deadline's watch, also cancelled by the request's cancellation. */
 function watchWith(watch: WatchDeadline, scope: CallScope | undefined): WatchDeadline {
   if (!scope) return watch;
@@ -310,7 +313,7 @@ export function createRestTransport(options: RestTransportOptions): RestTranspor
         const durationMs = performance.now() - started;
         observe?.({ service, operation: call.operation, method: call.method, status: answer.status, durationMs, attempt });
         if (debugging()) logger!.debug({ service, operation: call.operation, method: call.method, status: answer.status, ms: Math.round(durationMs), attempt }, 'upstream call');
-        if (canRetry && RETRY_STATUS.has(answer.status) && attempt <= retries && deadline.at - Date.now() > backoffMs * 2 ** (attempt - 1)) {
+        if (canRetry && RETRY_STATUS.has(answer.status) && attempt <= retries && budgetLeft(scope) && deadline.at - Date.now() > backoffMs * 2 ** (attempt - 1)) {
           await discard(answer);
           await sleep(backoffMs * 2 ** (attempt - 1) * (0.5 + Math.random()), scope);
           continue;
@@ -330,7 +333,7 @@ export function createRestTransport(options: RestTransportOptions): RestTranspor
         if (debugging()) logger!.debug({ service, operation: call.operation, method: call.method, error: code ?? (timedOut ? 'timeout' : 'unknown'), attempt }, 'upstream call failed');
         if (scope?.signal.aborted) throw cancelledCall(service);
         if (timedOut) throw unavailable(call, `no answer within ${call.timeoutMs ?? timeoutMs} ms`);
-        if (canRetry && code && CONNECTION_ERRORS.has(code) && attempt <= retries) {
+        if (canRetry && code && CONNECTION_ERRORS.has(code) && attempt <= retries && budgetLeft(scope)) {
           const wait = backoffMs * 2 ** (attempt - 1) * (0.5 + Math.random());
           if (deadline.at - Date.now() > wait) {
             await sleep(wait, scope);
