@@ -138,6 +138,11 @@ describe('the budget counted while it runs', () => {
     expect(headers.get(CALLS_MADE_HEADER)).toBe('5');
     expect(result.errors!.filter((error) => error.extensions?.code === 'OPERATION_TOO_EXPENSIVE')).toHaveLength(3);
     expect(result.errors![0]!.extensions).toMatchObject({ code: 'OPERATION_TOO_EXPENSIVE', service: 'recognition', budget: 5 });
+    // A repeat takes the subgraph's compiled path: the same budget, the same report.
+    await control.clearRequests();
+    const repeat = await gql(subgraph.graphqlUrl, `{ redemptions(ids: ${JSON.stringify(ids(8))}) { id } }`, { [CALL_BUDGET_HEADER]: '5' });
+    expect(await redemptionCalls()).toHaveLength(5);
+    expect(repeat.headers.get(CALLS_MADE_HEADER)).toBe('5');
     // A header cannot raise the subgraph's own cap.
     await control.clearRequests();
     await gql(subgraph.graphqlUrl, `{ redemptions(ids: ${JSON.stringify(ids(12))}) { id } }`, { [CALL_BUDGET_HEADER]: '1000' });
