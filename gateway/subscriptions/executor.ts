@@ -115,7 +115,7 @@ export function createSubscriptionExecutor({ planner, subgraphUrl, dataSources, 
       const eventSource: GraphQLDataSource = { process: async () => ({ data: event.data as Record<string, unknown> }) };
       const serviceMap = Object.fromEntries([...dataSources, [plan.primary.serviceName, eventSource]]);
       // Each event's execution has the operation's whole budget of upstream calls, no more.
-      const context = { headers, ...(demand && estimate ? { calls: demand.ledger(estimate) } : {}) };
+      const context = { ...requestContext.context, ...(demand && estimate ? { calls: demand.ledger(estimate) } : {}) };
       const response = await executeQueryPlan(plan.queryPlan, serviceMap, { ...requestContext, context, request: { ...requestContext.request, variables: { ...variables, [RESUME_VARIABLE]: lastCursor } } } as RequestContext, plan.operationContext, planner.supergraphSchema, planner.apiSchema);
       const data = response.data as Record<string, unknown> | null | undefined;
       const shaped = data?.[plan.rootField] as Record<string, unknown> | null | undefined;
