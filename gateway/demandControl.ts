@@ -18,7 +18,7 @@ import {
   type SelectionSetNode,
   type ValueNode,
 } from 'graphql';
-import { ErrorCode, graphError } from '../subgraphs/kit/errors.ts';
+import { ErrorCode, graphError } from '../lib/errors.ts';
 
 /** A field's cost as its subgraph declares it with `@cost` and `@listSize` (composed into the supergraph). */
 export interface FieldCost {

@@ -1,7 +1,7 @@
 import { GraphQLError } from 'graphql';
 import type { ApolloServerPlugin } from '@apollo/server';
 import type { DemandControl } from './demandControl.ts';
-import type { GatewayContext } from './server.ts';
+import type { GatewayContext } from './context.ts';
 
 /**
  * Demand control for every operation Apollo Server runs (HTTP POST and GET, and queries and

@@ -1,14 +1,12 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { GraphQLError } from 'graphql';
-import { readInt, type Env } from '../../lib/config.ts';
 import { clientGone } from '../../lib/http.ts';
 import { ErrorCode, graphError } from './errors.ts';
+import { CALL_BUDGET_HEADER, CALLS_MADE_HEADER } from '../../lib/callBudget.ts';
 import type { RestTransport } from './transport.ts';
 
-/** Upstream calls the gateway allows one subgraph request (what is left of the operation's budget). */
-export const CALL_BUDGET_HEADER = 'x-upstream-call-budget';
-/** Upstream calls a subgraph request made, retries included: the gateway counts them against the operation's budget. */
-export const CALLS_MADE_HEADER = 'x-upstream-calls';
+// The headers are a contract between the gateway and the subgraphs, kept in lib/.
+export { CALL_BUDGET_HEADER, CALLS_MADE_HEADER } from '../../lib/callBudget.ts';
 
 /**
  * What one GraphQL request may still cost upstream. Every attempt of every upstream call takes
@@ -109,9 +107,4 @@ export function scopedTransport(transport: RestTransport, scope: CallScope | und
 /** Loader options that stop a request's queued keys once it is cancelled (see `createPerKeyLoader`). */
 export function cancelledWith(scope: CallScope | undefined, service: string): { signal?: AbortSignal; cancelled?: () => Error } {
   return scope ? { signal: scope.signal, cancelled: () => cancelledCall(service) } : {};
-}
-
-/** `MAX_REQUEST_UPSTREAM_CALLS`: the most upstream calls one GraphQL request may make in a subgraph. */
-export function readRequestCallCap(env: Env): number {
-  return readInt(env, 'MAX_REQUEST_UPSTREAM_CALLS', 1000, { min: 1, max: 1_000_000 });
 }
