@@ -27,7 +27,7 @@ export interface GatewayConfig {
   /** Deepest nesting, most fields, aliases and root fields one operation may have. */
   limits: OperationLimits;
   /** Demand control: upstream calls one operation may cost, estimated before it runs and counted while it runs. */
-  demand: { maxUpstreamCalls: number; defaultListSize: number };
+  demand: { maxUpstreamCalls: number };
   /** Apollo Gateway's own usage telemetry to Apollo (and its cloud metadata probes). Off unless asked for. */
   vendorTelemetry: boolean;
   /** The gateway's public URL, on which download links are built; the request's Host when unset. */
@@ -90,7 +90,6 @@ export function readGatewayConfig(env: Env, overrides: Partial<GatewayConfig> = 
     },
     demand: {
       maxUpstreamCalls: readInt(env, 'MAX_OPERATION_UPSTREAM_CALLS', 1000, { min: 1, max: 1_000_000 }),
-      defaultListSize: readInt(env, 'DEMAND_DEFAULT_LIST_SIZE', 100, { min: 1, max: 10_000 }),
     },
     publicUrl: readUrl(env, 'PUBLIC_URL'),
     shutdown: {
