@@ -1,4 +1,5 @@
 import type { IncomingMessage } from 'node:http';
+import { scopedTransport, type CallScope } from '../kit/callScope.ts';
 import { badUserInput } from '../kit/errors.ts';
 import type { RestTransport } from '../kit/transport.ts';
 import { isAdministrator, notAdministrator, type AdminProof } from './authorization.ts';
@@ -38,7 +39,7 @@ export interface GatewayAdminDependencies {
  * One request's context. Resolvers reach the admin interface only through `admin()`, so no field
  * can forget the check: a caller who is not an administrator never gets a client.
  */
-export function makeContext({ transport, proofs, proxyUrl }: GatewayAdminDependencies, headers: IncomingMessage['headers']): GatewayAdminContext {
+export function makeContext({ transport, proofs, proxyUrl }: GatewayAdminDependencies, headers: IncomingMessage['headers'], scope?: CallScope): GatewayAdminContext {
   let access: AdminAccess | undefined;
   let fields = 0;
   const authorised = isAdministrator(proofs, headers);
@@ -49,8 +50,8 @@ export function makeContext({ transport, proofs, proxyUrl }: GatewayAdminDepende
       fields += 1;
       if (fields > MAX_ADMIN_FIELDS) throw badUserInput('operation', `one operation may hold at most ${MAX_ADMIN_FIELDS} administration fields; send the rest in another`);
       if (!access) {
-        const client = createGatewayAdminClient({ transport });
-        access = { client, loaders: createLoaders(client) };
+        const client = createGatewayAdminClient({ transport: scopedTransport(transport, scope) });
+        access = { client, loaders: createLoaders(client, scope) };
       }
       return access;
     },

@@ -1,4 +1,5 @@
 import type DataLoader from 'dataloader';
+import { cancelledWith, type CallScope } from '../kit/callScope.ts';
 import { createOnceLoader, createPerKeyLoader } from '../kit/loaders.ts';
 import type { ApiDto, ApplicationDto, GatewayAdminClient, PluginDto } from './client.ts';
 
@@ -14,11 +15,12 @@ export interface GatewayAdminLoaders {
 }
 
 /** Built once per request, so nothing read through one administrator's call outlives it. */
-export function createLoaders(client: GatewayAdminClient): GatewayAdminLoaders {
+export function createLoaders(client: GatewayAdminClient, scope?: CallScope): GatewayAdminLoaders {
+  const cancellation = cancelledWith(scope, 'gatewayAdmin');
   return {
-    api: createPerKeyLoader((ref: string) => client.getApi(ref)),
-    apiPlugins: createPerKeyLoader((ref: string) => client.apiOAuth2Plugins(ref)),
+    api: createPerKeyLoader((ref: string) => client.getApi(ref), cancellation),
+    apiPlugins: createPerKeyLoader((ref: string) => client.apiOAuth2Plugins(ref), cancellation),
     globalPlugins: createOnceLoader(() => client.globalOAuth2Plugins()),
-    applications: createPerKeyLoader((ref: string) => client.applications(ref)),
+    applications: createPerKeyLoader((ref: string) => client.applications(ref), cancellation),
   };
 }

@@ -19,7 +19,7 @@ export function createGatewayAdminSubgraph(config: GatewayAdminConfig, logger: L
     name: 'gatewayAdmin',
     typeDefs,
     resolvers: resolvers as GraphQLResolverMap<GatewayAdminContext>,
-    context: (headers) => makeContext(dependencies, headers),
+    context: (headers, scope) => makeContext(dependencies, headers, scope),
     metrics,
     logger,
     dispose: () => transport.close(),

@@ -105,9 +105,12 @@ function settingsReadByCode(): Set<string> {
 function settingsInReadme(): Set<string> {
   const section = read('README.md').split('\n## Configuration\n')[1]!.split('\n## ')[0]!;
   const names = new Set<string>();
-  for (const [, name] of section.matchAll(/^\| `([A-Z<][A-Z0-9_<>]+)` \|/gm)) {
-    if (name!.startsWith('<SERVICE>_')) for (const service of SERVICES) names.add(name!.replace('<SERVICE>', envPrefix(service.name)));
-    else names.add(name!);
+  // A row may name several related settings in its first cell: `A`, `B`.
+  for (const [, cell] of section.matchAll(/^\| ((?:`[A-Z<][A-Z0-9_<>]+`(?:, )?)+) \|/gm)) {
+    for (const [, name] of cell!.matchAll(/`([A-Z<][A-Z0-9_<>]+)`/g)) {
+      if (name!.startsWith('<SERVICE>_')) for (const service of SERVICES) names.add(name!.replace('<SERVICE>', envPrefix(service.name)));
+      else names.add(name!);
+    }
   }
   return names;
 }
