@@ -1,7 +1,7 @@
 import { SERVICE_ENTRY } from '../../lib/services.ts';
 import { badUserInput, missingCredential, upstreamContractError } from '../kit/errors.ts';
 import { holdsCredential } from '../kit/cursors.ts';
-import { asArray, asBoolean, asNumber, asRecord, asStrings, asText, toNumber } from '../kit/envelopes.ts';
+import { asArray, asBoolean, asNumber, asRecord, asStrings, asText } from '../kit/envelopes.ts';
 import type { RestCall, RestTransport, StreamResponse } from '../kit/transport.ts';
 
 /** The gateway headers that carry a caller's marketplace credentials. */

@@ -4,7 +4,7 @@ import { maxLength, nonBlank } from '../../kit/validate.ts';
 import type { Resolvers } from '../__generated__/resolvers.ts';
 
 /** The marketplace refuses longer SKUs; refusing them here saves the call. */
-export const MAX_SKU_LENGTH = 25;
+const MAX_SKU_LENGTH = 25;
 
 /** Leaves out what the caller did not give, rather than sending nulls. */
 function withoutNulls<T extends object>(fields: T): { [K in keyof T]: Exclude<T[K], null> } {
