@@ -1,5 +1,7 @@
 import { readBoolean, readInt, readPort, readUrl, ConfigError, type Env } from '../lib/config.ts';
 import { SERVICES, defaultSubgraphUrl } from '../lib/services.ts';
+import { readAuthSettings } from './auth/config.ts';
+import type { AuthSettings } from './auth/authenticate.ts';
 
 export interface GatewayConfig {
   port: number;
@@ -10,6 +12,8 @@ export interface GatewayConfig {
   sandbox: boolean;
   /** Headers preset in Sandbox (demo credentials in development). */
   sandboxHeaders: Record<string, string>;
+  /** The live recognition dashboard on GET /dashboard (its credential prefilled from `sandboxHeaders`). */
+  dashboard: boolean;
   /** Deadline for one subgraph call. */
   subgraphTimeoutMs: number;
   /** Largest accepted request body. */
@@ -24,6 +28,10 @@ export interface GatewayConfig {
   vendorTelemetry: boolean;
   /** The gateway's public URL, on which download links are built; the request's Host when unset. */
   publicUrl?: string | undefined;
+  /** The graph's own OAuth 2.0 (off by default). */
+  auth: AuthSettings;
+  /** Where a partner's explorer gets a token, published at /.well-known/oauth-protected-resource. */
+  explorer: { authorizationServers: string[]; tokenUrl?: string | undefined; authorizeUrl?: string | undefined; scopes: string[] };
   /**
    * The gateway's own fast paths beside Apollo's, each of which can be turned off to diagnose or
    * to compare. The pass-through serves only operations the single-fetch shortcut has planned.
@@ -58,6 +66,7 @@ export function readGatewayConfig(env: Env, overrides: Partial<GatewayConfig> = 
     subgraphUrls: { ...subgraphUrls, ...overrides.subgraphUrls },
     sandbox: readBoolean(env, 'SANDBOX', !production),
     sandboxHeaders,
+    dashboard: readBoolean(env, 'DASHBOARD', !production),
     subgraphTimeoutMs: readInt(env, 'SUBGRAPH_TIMEOUT_MS', 30_000, { min: 100, max: 300_000 }),
     maxBodyBytes: readInt(env, 'MAX_BODY_BYTES', 1024 * 1024, { min: 1024, max: 64 * 1024 * 1024 }),
     supergraphPath: env.SUPERGRAPH_PATH ?? new URL('../schema/supergraph.graphql', import.meta.url).pathname,
@@ -71,6 +80,7 @@ export function readGatewayConfig(env: Env, overrides: Partial<GatewayConfig> = 
       singleFetch: readBoolean(env, 'GATEWAY_SINGLE_FETCH', true),
       passThrough: readBoolean(env, 'GATEWAY_PASS_THROUGH', true),
     },
+    ...readAuthSettings(env),
     ...overrides,
   };
 }

@@ -1,5 +1,5 @@
 import { GraphQLError, print, type DocumentNode, type GraphQLSchema } from 'graphql';
-import { Supergraph, type Schema } from '@apollo/federation-internals';
+import { ROUTER_SUPPORTED_SUPERGRAPH_FEATURES, Supergraph, type Schema } from '@apollo/federation-internals';
 import { QueryPlanner } from '@apollo/query-planner';
 import { createBoundedCache } from '../lib/boundedCache.ts';
 import { planSubscription, type SubscriptionPlan } from './subscriptions/planning.ts';
@@ -18,7 +18,8 @@ export interface Planner {
 }
 
 export function createPlanner(supergraphSdl: string, { cacheSize = 1000 }: { cacheSize?: number } = {}): Planner {
-  const supergraph = Supergraph.build(supergraphSdl);
+  // The access directives are the gateway's to enforce (gateway/auth/), so the planner accepts them.
+  const supergraph = Supergraph.build(supergraphSdl, { supportedFeatures: ROUTER_SUPPORTED_SUPERGRAPH_FEATURES });
   const apiSchema = supergraph.apiSchema();
   const planning = { queryPlanner: new QueryPlanner(supergraph), apiSchema, graphqlApiSchema: apiSchema.toGraphQLJSSchema() };
   const cache = createBoundedCache<SubscriptionPlan>(cacheSize);
