@@ -8,7 +8,7 @@ export interface Prefetched {
   outcome: { answer: SubgraphAnswer } | { error: unknown };
 }
 
-/** A caller's request headers, or a WebSocket's connection parameters read as headers. */
+/** Request headers, or connectionParams read as headers: names in lower case. */
 export type Headers = Record<string, string | string[] | undefined>;
 
 /** One caller's request as every part of the gateway sees it. */

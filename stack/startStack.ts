@@ -4,7 +4,7 @@ import type { Logger } from '../lib/logger.ts';
 import { readGatewayConfig } from '../gateway/config.ts';
 import { startGateway, type StartedGateway } from '../gateway/server.ts';
 import { SERVICES, type ServiceModule } from './services.ts';
-import { DEFAULT_AUTH_SERVER_PORT, startDemoAuthorization } from './demoAuthorization.ts';
+import { startDemoAuthorization } from './demoAuthorization.ts';
 
 export interface StackOptions {
   env: Env;
@@ -46,7 +46,7 @@ export async function startStack({ env, logger, ephemeralPorts = false, host = e
       services.push(await startService(service));
     }
     const demoHeaders = Object.assign({}, ...SERVICES.map((service) => service.demoHeaders)) as Record<string, string>;
-    const authorization = await startDemoAuthorization(env, port('AUTH_SERVER_EMULATOR_PORT', DEFAULT_AUTH_SERVER_PORT), host, demoHeaders);
+    const authorization = await startDemoAuthorization(env, { ephemeralPorts, host, demoHeaders });
     if (authorization) closers.push(authorization.started);
     const gatewayConfig = readGatewayConfig(authorization?.env ?? env, {
         host,
