@@ -51,10 +51,6 @@ export interface FastPaths {
   passThrough: boolean;
 }
 
-/** A rate (0: off) and a burst (twice the rate unless set). */
-function bucket(env: Env, perSecond: number, burstName: 'RATE_LIMIT_CALLER_BURST' | 'RATE_LIMIT_ADDRESS_BURST') {
-  return { perSecond, burst: readInt(env, burstName, Math.max(1, 2 * perSecond), { min: 1, max: 10_000_000 }) };
-}
 
 export function readGatewayConfig(env: Env, overrides: Partial<GatewayConfig> = {}): GatewayConfig {
   const production = env.NODE_ENV === 'production';
@@ -70,6 +66,8 @@ export function readGatewayConfig(env: Env, overrides: Partial<GatewayConfig> = 
       throw new ConfigError('SANDBOX_HEADERS must be a JSON object of header names to values, such as {"x-recognition-token":"..."}');
     }
   }
+  const callerRate = readInt(env, 'RATE_LIMIT_CALLER_PER_SECOND', 0, { min: 0, max: 1_000_000 });
+  const addressRate = readInt(env, 'RATE_LIMIT_ADDRESS_PER_SECOND', 0, { min: 0, max: 1_000_000 });
   return {
     port: readPort(env, 'GATEWAY_PORT', 4000),
     host: env.HOST ?? '127.0.0.1',
@@ -90,9 +88,10 @@ export function readGatewayConfig(env: Env, overrides: Partial<GatewayConfig> = 
       delayMs: readInt(env, 'GATEWAY_DRAIN_DELAY_MS', 5000, { min: 0, max: 120_000 }),
       graceMs: readInt(env, 'GATEWAY_SHUTDOWN_GRACE_MS', 25_000, { min: 0, max: 600_000 }),
     },
+    // A rate of 0 is off; a burst is twice the rate unless set.
     rateLimits: {
-      caller: bucket(env, readInt(env, 'RATE_LIMIT_CALLER_PER_SECOND', 0, { min: 0, max: 1_000_000 }), 'RATE_LIMIT_CALLER_BURST'),
-      address: bucket(env, readInt(env, 'RATE_LIMIT_ADDRESS_PER_SECOND', 0, { min: 0, max: 1_000_000 }), 'RATE_LIMIT_ADDRESS_BURST'),
+      caller: { perSecond: callerRate, burst: readInt(env, 'RATE_LIMIT_CALLER_BURST', Math.max(1, 2 * callerRate), { min: 1, max: 10_000_000 }) },
+      address: { perSecond: addressRate, burst: readInt(env, 'RATE_LIMIT_ADDRESS_BURST', Math.max(1, 2 * addressRate), { min: 1, max: 10_000_000 }) },
       redisUrl: readUrl(env, 'REDIS_URL', ['redis:', 'rediss:']),
     },
     ...readAuthSettings(env),
