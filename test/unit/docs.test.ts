@@ -96,6 +96,10 @@ function settingsReadByCode(): Set<string> {
       for (const match of text.matchAll(/\benv\??\.([A-Z][A-Z0-9_]+)\b(?!\s*=[^=])|\((?:process\.)?env,\s*'([A-Z][A-Z0-9_]+)'|\benv\[['"]([A-Z][A-Z0-9_]+)['"]\]|\bport\('([A-Z][A-Z0-9_]+)'/g)) {
         names.add((match[1] ?? match[2] ?? match[3] ?? match[4])!);
       }
+      // A setting's name handed to a helper along with the environment: `bucket(env, rate, 'NAME')`.
+      for (const line of text.split('\n').filter((candidate) => /\benv\b/.test(candidate))) {
+        for (const match of line.matchAll(/'([A-Z][A-Z0-9]*_[A-Z0-9_]+)'/g)) names.add(match[1]!);
+      }
     }
   }
   for (const service of SERVICES) for (const name of Object.values(service.env)) names.add(name);
