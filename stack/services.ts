@@ -15,6 +15,11 @@ import { createDashboardsEmulator } from '../emulators/dashboards/emulator.ts';
 import { DEMO_TOKEN as DASHBOARDS_DEMO_TOKEN } from '../emulators/dashboards/data.ts';
 import { DASHBOARDS_EMULATOR_PORT, DASHBOARDS_SUBGRAPH_PORT, readDashboardsConfig } from '../subgraphs/dashboards/config.ts';
 import { createDashboardsSubgraph } from '../subgraphs/dashboards/server.ts';
+import { createMessagingEmulator } from '../emulators/messaging/emulator.ts';
+import { DEMO_STORE_ID as MESSAGING_DEMO_STORE, DEMO_TOKEN as MESSAGING_DEMO_TOKEN } from '../emulators/messaging/data.ts';
+import { pointStoreCallbacks } from '../emulators/messaging/control.ts';
+import { MESSAGING_EMULATOR_PORT, MESSAGING_SUBGRAPH_PORT, readMessagingConfig } from '../subgraphs/messaging/config.ts';
+import { callbackUrls, createMessagingSubgraph } from '../subgraphs/messaging/server.ts';
 
 export interface SubgraphStartOptions {
   /** The upstream's base URL (the spec's `{base_url}`). */
@@ -86,5 +91,25 @@ export const SERVICES: readonly ServiceModule[] = [
     demoHeaders: { 'x-dashboards-token': DASHBOARDS_DEMO_TOKEN },
     startEmulator: (port, host) => startEmulator(createDashboardsEmulator(), port, host),
     startSubgraph: ({ apiUrl, port, host, logger, env }) => startSubgraph(createDashboardsSubgraph(readDashboardsConfig(env, { apiUrl, port, host }), logger), { port, host }),
+  },
+  {
+    name: 'messaging',
+    apiUrlEnv: 'MESSAGING_API_URL',
+    emulatorPortEnv: 'MESSAGING_EMULATOR_PORT',
+    defaultEmulatorPort: MESSAGING_EMULATOR_PORT,
+    subgraphPortEnv: 'MESSAGING_SUBGRAPH_PORT',
+    defaultSubgraphPort: MESSAGING_SUBGRAPH_PORT,
+    demoHeaders: { 'x-messaging-token': MESSAGING_DEMO_TOKEN },
+    // The emulator's demo store posts its callbacks to the subgraph: a text sent there reaches Sandbox with no manual step.
+    emulatedEnv: { MESSAGING_EMULATOR_CALLBACK_STORE: MESSAGING_DEMO_STORE },
+    startEmulator: (port, host, env) =>
+      startEmulator(createMessagingEmulator({ deliveryRetryMs: readInt(env, 'MESSAGING_EMULATOR_RETRY_MS', 500, { min: 1, max: 60_000 }) }), port, host),
+    startSubgraph: async ({ apiUrl, port, host, logger, env }) => {
+      const config = readMessagingConfig(env, { apiUrl, port, host });
+      const started = await startSubgraph(await createMessagingSubgraph(config, logger), { port, host });
+      const store = env.MESSAGING_EMULATOR_CALLBACK_STORE;
+      if (store) await pointStoreCallbacks(apiUrl, store, callbackUrls(started.url, config.callbackSecret));
+      return started;
+    },
   },
 ];

@@ -191,7 +191,7 @@ export function seedMessaging(now: number): MessagingState {
     subscriber(3, DEMO_STORE_ID, SEEDED_NUMBERS.pending, 'pending'),
     subscriber(4, DEMO_STORE_ID, SEEDED_NUMBERS.locked, 'locked', { optInAttempts: 4, unansweredDoubles: 3 }),
     subscriber(5, SECOND_STORE_ID, SEEDED_NUMBERS.optedIn, 'Opted-In', { keywordId: '5a1f0c9e8b3d4e0012a7e011', keyword: 'CATER', shortCode: SHORT_CODES[1] }),
-    // Enough opted-in numbers that the demo store's list spans three of the service's 100-record pages.
+    // Enough opted-in numbers that the demo store's list (210) spans three of the service's 100-record pages.
     ...Array.from({ length: 206 }, (_, index) => subscriber(100 + index, DEMO_STORE_ID, `1555100${String(index).padStart(4, '0')}`, 'Opted-In')),
   ];
   return {
