@@ -1,3 +1,4 @@
+import { randomBytes } from 'node:crypto';
 import { createClock, type EmulatorDefinition, type EmulatorClock } from '../kit/emulator.ts';
 import { fieldsBody, jsonBody } from '../kit/bodies.ts';
 import type { Reply, Route, RouteRequest } from '../kit/router.ts';
@@ -40,6 +41,7 @@ export interface MessagingEmulator extends EmulatorDefinition {
 }
 
 const PAGE_SIZE = 100;
+const PROCESS_PART = randomBytes(5).toString('hex');
 /** The real service locks a number after three double opt-in requests left unanswered. */
 const UNANSWERED_DOUBLES_LIMIT = 3;
 const STOP_WORDS = new Set(['STOP', 'END', 'CANCEL', 'UNSUBSCRIBE', 'QUIT', 'STOPALL']);
@@ -77,9 +79,14 @@ export function createMessagingEmulator({ clock = createClock(), deliveryRetryMs
   });
 
   const fail = (message: string, code = 400): Reply => ({ status: dialect.failureStatus, body: { status: 'fail', code, message, results: [] } });
+  /**
+   * Shaped like a Mongo ObjectId (seconds, a per-process random part, a counter), and like the real
+   * service's unique across resets and restarts: the subgraph dedupes callbacks by message id.
+   */
   const nextMessageId = () => {
     messageNumber += 1;
-    return `5a1f0c9e8b3d4e00${String(messageNumber).padStart(8, '0')}`;
+    const seconds = Math.floor(clock.now() / 1000).toString(16).padStart(8, '0');
+    return `${seconds}${PROCESS_PART}${(messageNumber % 0xffffff).toString(16).padStart(6, '0')}`;
   };
 
   function authenticate(request: RouteRequest): EmulatedAccount | Reply {
@@ -495,7 +502,6 @@ export function createMessagingEmulator({ clock = createClock(), deliveryRetryMs
       for (const store of state.stores) Object.assign(store, callbacks.get(store.id));
       dialect = { ...DEFAULT_DIALECT };
       sent = [];
-      messageNumber = 0;
       deliverer.reset();
     },
     dispose: () => {
