@@ -1,6 +1,7 @@
 import { runMain } from '../lib/config.ts';
 import { createLogger } from '../lib/logger.ts';
 import { startStack } from '../stack/startStack.ts';
+import { DEMO_STORE_ID as MESSAGING_DEMO_STORE } from '../emulators/messaging/data.ts';
 
 /** `npm start`: the whole graph on emulated upstreams with demo credentials. */
 runMain(async () => {
@@ -32,6 +33,10 @@ runMain(async () => {
     ...stack.services
       .filter((service) => service.name === 'recognition' && service.emulatorUrl)
       .map((service) => `  then give a bonus:  curl -s -X POST ${service.emulatorUrl}/__emulator/bonuses -H 'content-type: application/json' -d '{"hashtag":"#shipit"}'`),
+    `  subscription { subscriberStatusChanged(filter: { storeId: "${MESSAGING_DEMO_STORE}" }) { succeeded mobileId subscriberStatus } }`,
+    ...stack.services
+      .filter((service) => service.name === 'messaging' && service.emulatorUrl)
+      .map((service) => `  then reply YES from a handset:  curl -s -X POST ${service.emulatorUrl}/__emulator/inbound -H 'content-type: application/json' -d '{"from":"+15550000003","body":"YES"}'`),
     '',
   ];
   console.log(lines.join('\n'));
