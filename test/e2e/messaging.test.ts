@@ -260,6 +260,18 @@ describe('messaging: login, credentials and failures', () => {
     expect(text).not.toContain(DEMO_LOGIN.password);
   });
 
+  it('refuses a blank email, a blank password or a malformed number in a lookup before any call', async () => {
+    await m.emulator.clearRequests();
+    const blank = await m.gql('mutation { a: logIn(email: " ", password: "x") { accountId } b: logIn(email: "a@b.example", password: "") { accountId } }', {}, {});
+    expect(blank.errors!.map((error) => error.extensions?.argument)).toEqual(['email', 'password']);
+    const lookup = await m.gql('query($s: ID!) { subscriber(storeId: $s, mobileId: "call me") { status } mobileNumber(mobileId: "123") { mobileId } }', { s: DEMO_STORE_ID });
+    expect(lookup.errors!.map((error) => [error.extensions?.code, error.extensions?.argument])).toEqual([
+      ['BAD_USER_INPUT', 'mobileId'],
+      ['BAD_USER_INPUT', 'mobileId'],
+    ]);
+    expect(await m.emulator.requests()).toEqual([]);
+  });
+
   it('a wrong password is UNAUTHENTICATED', async () => {
     const result = await m.gql('mutation($e: String!) { logIn(email: $e, password: "wrong password") { accountId } }', { e: DEMO_LOGIN.email }, {});
     expect(result.errors![0]!.extensions).toMatchObject({ code: 'UNAUTHENTICATED', service: 'messaging' });

@@ -1,5 +1,5 @@
-import { badUserInput } from '../../kit/errors.ts';
-import { offsetConnection, offsetWindow, pagesCovering } from '../../kit/connections.ts';
+import { nonBlank } from '../../kit/validate.ts';
+import { pageNumberedConnection } from '../../kit/connections.ts';
 import { SUBSCRIBER_PAGE_SIZE } from '../client.ts';
 import { maskCallbackSecret } from '../context.ts';
 import { keywordTypeOf } from '../enums.ts';
@@ -25,32 +25,26 @@ export const storeResolvers: Resolvers = {
       await client.setAutomation({ storeId, type: automation, enabled });
       return { storeId, automation, enabled };
     },
-    logIn: (_parent, { email, password }, { client }) => {
-      if (!email.trim()) throw badInput('email');
-      if (!password) throw badInput('password');
-      return client.logIn({ email: email.trim(), password });
-    },
+    logIn: (_parent, { email, password }, { client }) => client.logIn({ email: nonBlank(email, 'email').trim(), password: nonBlank(password, 'password') }),
   },
   Store: {
     __resolveReference: (reference, { loaders }) => loaders.store.load(reference.id),
     inboundCallbackUrl: (store) => store.inboundCallbackUrl && maskCallbackSecret(store.inboundCallbackUrl),
     messageStatusUrl: (store) => store.messageStatusUrl && maskCallbackSecret(store.messageStatusUrl),
-    subscribers: async (store, args, { client }) => {
-      const window = offsetWindow(SUBSCRIBERS_CURSOR, args, { defaultSize: SUBSCRIBER_PAGE_SIZE, maxSize: SUBSCRIBER_PAGE_SIZE });
-      // The service's pages are fixed at 100: a window of at most 100 spans one page, or two when unaligned.
-      const pages = pagesCovering(window, SUBSCRIBER_PAGE_SIZE, 1);
-      const fetched = await Promise.all(pages.map((page) => client.listSubscribers(store.id, page)));
-      const start = window.offset - (pages[0]! - 1) * SUBSCRIBER_PAGE_SIZE;
-      const all = fetched.flatMap((page) => page.items);
-      const items = all.slice(start, start + window.limit);
-      const totalCount = fetched.at(-1)!.count;
-      const hasNextPage = totalCount !== null ? window.offset + items.length < totalCount : fetched.at(-1)!.items.length === SUBSCRIBER_PAGE_SIZE;
-      return { ...offsetConnection(SUBSCRIBERS_CURSOR, items, { offset: window.offset, hasNextPage }), totalCount };
-    },
+    subscribers: (store, args, { client }) =>
+      pageNumberedConnection(SUBSCRIBERS_CURSOR, args, {
+        defaultSize: SUBSCRIBER_PAGE_SIZE,
+        maxSize: SUBSCRIBER_PAGE_SIZE,
+        firstPage: 1,
+        fixedPageSize: SUBSCRIBER_PAGE_SIZE,
+        fetchPage: async (page) => {
+          const { items, count } = await client.listSubscribers(store.id, page);
+          return { items, totalCount: count };
+        },
+      }),
   },
   Keyword: {
     type: (keyword) => keywordTypeOf(keyword.type),
   },
 };
 
-const badInput = (argument: string) => badUserInput(argument, 'must not be blank');
