@@ -262,7 +262,8 @@ export function createMessagingEmulator({ clock = createClock(), deliveryRetryMs
       notifyInbound(store, from, body, messageId, undefined, bound);
       return { messageId, handled: YES.has(word) ? 'confirm' : 'decline', storeId: store.id, subscriberStatus: bound.status };
     }
-    if (bound && store && STOP_WORDS.has(word) && bound.status === 'Opted-In') {
+    // STOP is honoured from a pending number too: carriers require it whatever the state.
+    if (bound && store && STOP_WORDS.has(word) && (bound.status === 'Opted-In' || bound.status === 'pending')) {
       optOut(store, bound);
       notifyInbound(store, from, body, messageId, undefined, bound);
       return { messageId, handled: 'stop', storeId: store.id, subscriberStatus: bound.status };

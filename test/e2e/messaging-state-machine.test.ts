@@ -134,4 +134,10 @@ describe('the subscriber state machine', () => {
     expect(await statusOf('15556660021')).toBe('OPTED_OUT');
     expect(await textsTo('15556660021')).toEqual(['confirmation', 'stop']);
   });
+
+  it('a pending number texting STOP is opted out too', async () => {
+    expect((await m.text(SEEDED_NUMBERS.pending, 'stop')).handled).toBe('stop');
+    expect(await statusOf(SEEDED_NUMBERS.pending)).toBe('OPTED_OUT');
+    expect(await textsTo(SEEDED_NUMBERS.pending)).toEqual(['stop']);
+  });
 });
