@@ -83,7 +83,12 @@ export function createWebhookDeliverer({ attempts = 5, retryMs = 500, timeoutMs 
       const delivery: Delivery = { id: event.id, webhookId: target.webhookId, type: event.type, target: maskTarget(target.url), attempts: 0, state: 'pending' };
       history.push(delivery);
       if (history.length > 10_000) history = history.slice(-10_000);
-      void encode(event.body).then((encoded) => attempt(delivery, target.url, encoded));
+      void encode(event.body).then(
+        (encoded) => attempt(delivery, target.url, encoded),
+        () => {
+          delivery.state = 'failed';
+        },
+      );
     },
     deliveries: () => history,
     reset() {
