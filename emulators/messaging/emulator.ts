@@ -1,4 +1,5 @@
 import { randomBytes } from 'node:crypto';
+import { readInt, type Env } from '../../lib/config.ts';
 import { createClock, type EmulatorDefinition, type EmulatorClock } from '../kit/emulator.ts';
 import { fieldsBody, jsonBody } from '../kit/bodies.ts';
 import type { Reply, Route, RouteRequest } from '../kit/router.ts';
@@ -33,6 +34,11 @@ export interface MessagingEmulatorOptions {
   clock?: EmulatorClock;
   /** Wait before retrying a failed callback, doubled each time. @default 500 */
   deliveryRetryMs?: number;
+}
+
+/** The emulator's own settings: `MESSAGING_EMULATOR_RETRY_MS`, the first callback retry wait. */
+export function readMessagingEmulatorOptions(env: Env): MessagingEmulatorOptions {
+  return { deliveryRetryMs: readInt(env, 'MESSAGING_EMULATOR_RETRY_MS', 500, { min: 1, max: 60_000 }) };
 }
 
 export interface MessagingEmulator extends EmulatorDefinition {

@@ -1,3 +1,4 @@
+import { SERVICE_ENTRY } from '../../lib/services.ts';
 import type { GraphQLError } from 'graphql';
 import { z } from 'zod';
 import { ErrorCode, errorForUpstream, graphError, missingCredential, upstreamContractError } from '../kit/errors.ts';
@@ -6,8 +7,8 @@ import type { RestCall, RestResponse, RestTransport } from '../kit/transport.ts'
 import { serviceDateToIso } from './dates.ts';
 
 /** The gateway header that carries a caller's messaging JWT. */
-export const CREDENTIAL_HEADER = 'x-messaging-token';
-const SERVICE = 'messaging';
+export const CREDENTIAL_HEADER = SERVICE_ENTRY.messaging.credentialHeaders.token;
+const SERVICE = SERVICE_ENTRY.messaging.name;
 /** The service's fixed page of store subscribers. */
 export const SUBSCRIBER_PAGE_SIZE = 100;
 

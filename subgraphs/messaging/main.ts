@@ -7,7 +7,7 @@ import { createMessagingSubgraph } from './server.ts';
 runMain(async () => {
   const config = readMessagingConfig(process.env);
   const logger = createLogger({ name: 'messaging-subgraph' });
-  const { url } = await startSubgraph(await createMessagingSubgraph(config, logger), { port: config.port, host: config.host });
+  const { url } = await startSubgraph(await createMessagingSubgraph(config, logger), config);
   console.log(`messaging subgraph on ${url}/graphql (upstream ${config.apiUrl})`);
   console.log(`callbacks: ${url}/callbacks/messaging/inbound/<MESSAGING_CALLBACK_SECRET> and ${url}/callbacks/messaging/status/<MESSAGING_CALLBACK_SECRET>`);
 });
