@@ -33,6 +33,11 @@ export interface RestCall {
   followsCursor?: boolean;
   /** The GraphQL request the call serves: each attempt counts against its budget, and its cancellation stops the call. */
   scope?: CallScope;
+  /**
+   * Failure statuses handed back as answers instead of errors, for a service that means different
+   * things by one status (the messaging service's empty 400 against its `{status: "fail"}` 400).
+   */
+  answers?: readonly number[];
 }
 
 export interface RestResponse {
@@ -383,6 +388,7 @@ export function createRestTransport(options: RestTransportOptions): RestTranspor
       }
       return { status, headers, body, text };
     }
+    if (call.answers?.includes(status)) return { status, headers, body, text };
     const error = errorForUpstream({ service, status, body: body ?? text, retryAfter: headers['retry-after'], lookup, cursor: call.followsCursor });
     if (!error) return null;
     error.message = scrub(error.message, call.secrets ?? []);
