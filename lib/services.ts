@@ -10,7 +10,6 @@ import { readBoolean, readInt, readPort, readUrl, type Env } from './config.ts';
  * entry, so an entry needs `schema/<name>.graphql` the day it is added. Ports taken by the
  * services on their way, to be added here with their code:
  *
- *   messaging:    defineService({ name: 'messaging', subgraphPort: 4004, emulatorPort: 4104, credentialHeaders: { token: 'x-messaging-token' } })
  *   imports:      defineService({ name: 'imports', subgraphPort: 4005, emulatorPort: 4105, credentialHeaders: { apiKey: 'x-imports-apikey' } })
  */
 
@@ -45,7 +44,7 @@ export interface ServiceEntry<Headers extends Readonly<Record<string, string>> =
 /** `gatewayAdmin` → `GATEWAY_ADMIN`. */
 export const envPrefix = (name: string) => name.replace(/([a-z0-9])([A-Z])/g, '$1_$2').replace(/-/g, '_').toUpperCase();
 
-export function defineService<const Headers extends Readonly<Record<string, string>>>(definition: ServiceDefinition<Headers>): ServiceEntry<Headers> {
+function defineService<const Headers extends Readonly<Record<string, string>>>(definition: ServiceDefinition<Headers>): ServiceEntry<Headers> {
   const prefix = envPrefix(definition.name);
   return {
     ...definition,
@@ -68,6 +67,7 @@ export const SERVICE_ENTRY = {
     credentialHeaders: { email: 'x-marketplace-email', apiKey: 'x-marketplace-api-key', accountKey: 'x-marketplace-account-key', userToken: 'x-marketplace-user-token' },
   }),
   dashboards: defineService({ name: 'dashboards', subgraphPort: 4003, emulatorPort: 4103, credentialHeaders: { token: 'x-dashboards-token' } }),
+  messaging: defineService({ name: 'messaging', subgraphPort: 4004, emulatorPort: 4104, credentialHeaders: { token: 'x-messaging-token' } }),
   // Not a service's credential but an administrator's proof (the admin interface has none of its
   // own): it must reach this subgraph and no other, and never a log.
   gatewayAdmin: defineService({ name: 'gatewayAdmin', subgraphPort: 4006, emulatorPort: 4106, credentialHeaders: { adminToken: 'x-gateway-admin-token' } }),

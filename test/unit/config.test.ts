@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { readGatewayConfig } from '../../gateway/config.ts';
 import { ConfigError } from '../../lib/config.ts';
+import { readMessagingConfig } from '../../subgraphs/messaging/config.ts';
 import { readDashboardsConfig } from '../../subgraphs/dashboards/config.ts';
 import { readGatewayAdminConfig } from '../../subgraphs/gatewayAdmin/config.ts';
 import { readMarketplaceConfig } from '../../subgraphs/marketplace/config.ts';
@@ -32,8 +33,10 @@ describe('service settings from the registry', () => {
       recognition: 'http://127.0.0.1:4001/graphql',
       marketplace: 'http://127.0.0.1:4002/graphql',
       dashboards: 'http://10.0.0.5:9000/graphql',
+      messaging: 'http://127.0.0.1:4004/graphql',
       gatewayAdmin: 'http://127.0.0.1:4006/graphql',
     });
+    expect(readMessagingConfig({ MESSAGING_EMULATOR_PORT: '6104', MESSAGING_TIMEOUT_MS: '3000' })).toMatchObject({ port: 4004, apiUrl: 'http://127.0.0.1:6104', timeoutMs: 3000 });
     // A camel-case name reads its settings in upper snake case.
     expect(readGatewayAdminConfig({ GATEWAY_ADMIN_SUBGRAPH_PORT: '6006', GATEWAY_ADMIN_EMULATOR_PORT: '6106' })).toMatchObject({ port: 6006, apiUrl: 'http://127.0.0.1:6106', adminToken: undefined });
     expect(readGatewayConfig({ GATEWAY_ADMIN_SUBGRAPH_URL: 'http://10.0.0.6:9000/graphql' }).subgraphUrls.gatewayAdmin).toBe('http://10.0.0.6:9000/graphql');
