@@ -1,10 +1,42 @@
+import { readInt, type Env } from '../../lib/config.ts';
 import type { Logger } from '../../lib/logger.ts';
 import { createMetrics, observeUpstream, type Metrics } from '../../lib/metrics.ts';
-import { createRestTransport, type RestTransport } from './transport.ts';
+import { createRestTransport, DEFAULT_MAX_DOWNLOAD_BYTES, DEFAULT_MAX_RESPONSE_BYTES, type RestTransport } from './transport.ts';
+
+/** How much of one answer a subgraph reads from its service. */
+export interface UpstreamLimits {
+  /** The longest answer body buffered; longer is `UPSTREAM_ERROR`. */
+  maxResponseBytes: number;
+  /** The longest file streamed through (downloads). */
+  maxDownloadBytes: number;
+}
+
+/** `<PREFIX>_MAX_RESPONSE_BYTES` and `<PREFIX>_MAX_DOWNLOAD_BYTES`, the same for every service. */
+export function readUpstreamLimits(env: Env, prefix: string): UpstreamLimits {
+  return {
+    maxResponseBytes: readInt(env, `${prefix}_MAX_RESPONSE_BYTES`, DEFAULT_MAX_RESPONSE_BYTES, { min: 1024, max: 256 * 1024 * 1024 }),
+    maxDownloadBytes: readInt(env, `${prefix}_MAX_DOWNLOAD_BYTES`, DEFAULT_MAX_DOWNLOAD_BYTES, { min: 1024, max: 4 * 1024 * 1024 * 1024 }),
+  };
+}
+
+export interface ServiceUpstreamOptions extends Partial<UpstreamLimits> {
+  service: string;
+  baseUrl: string;
+  timeoutMs: number;
+  logger: Logger;
+}
 
 /** A subgraph's metrics registry and its upstream transport, every call counted and timed into it. */
-export function createServiceUpstream({ service, baseUrl, timeoutMs, logger }: { service: string; baseUrl: string; timeoutMs: number; logger: Logger }): { metrics: Metrics; transport: RestTransport } {
+export function createServiceUpstream({ service, baseUrl, timeoutMs, logger, maxResponseBytes, maxDownloadBytes }: ServiceUpstreamOptions): { metrics: Metrics; transport: RestTransport } {
   const metrics = createMetrics(service);
-  const transport = createRestTransport({ service, baseUrl, timeoutMs, logger, observe: observeUpstream(metrics, service) });
+  const transport = createRestTransport({
+    service,
+    baseUrl,
+    timeoutMs,
+    logger,
+    observe: observeUpstream(metrics, service),
+    ...(maxResponseBytes !== undefined ? { maxResponseBytes } : {}),
+    ...(maxDownloadBytes !== undefined ? { maxDownloadBytes } : {}),
+  });
   return { metrics, transport };
 }

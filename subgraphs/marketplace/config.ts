@@ -1,4 +1,6 @@
+import { randomBytes } from 'node:crypto';
 import { ConfigError, readInt, readPort, readUrl, type Env } from '../../lib/config.ts';
+import { readUpstreamLimits, type UpstreamLimits } from '../kit/upstream.ts';
 
 export interface MarketplaceConfig {
   port: number;
@@ -10,10 +12,14 @@ export interface MarketplaceConfig {
   /** The marketplace operator's name, the path segment the spec writes `mkt`. @default 'mkt' */
   marketplace: string;
   timeoutMs: number;
+  /** Caps on what one upstream answer may bring (`MARKETPLACE_MAX_RESPONSE_BYTES`, `MARKETPLACE_MAX_DOWNLOAD_BYTES`). */
+  upstreamLimits: UpstreamLimits;
   /** How long a label PDF link works. @default 300000 (5 minutes) */
   downloadTtlMs: number;
   /** XML invoices larger than this go as a multipart file instead of JSON text. @default 262144 */
   multipartThresholdBytes: number;
+  /** The key list cursors are signed with (`CURSOR_SECRET`); random at each start when unset. Replicas must share it. */
+  cursorSecret: string;
 }
 
 export const MARKETPLACE_SUBGRAPH_PORT = 4002;
@@ -28,6 +34,14 @@ export function readMarketplaceName(env: Env): string {
   return name;
 }
 
+/** `CURSOR_SECRET`, or a random key: cursors then last as long as the process. */
+export function readCursorSecret(env: Env): string {
+  const secret = env.CURSOR_SECRET;
+  if (secret === undefined || secret === '') return randomBytes(32).toString('base64url');
+  if (secret.length < 32) throw new ConfigError('CURSOR_SECRET must be at least 32 characters (for example `openssl rand -base64 32`); unset it to draw a random one at start.');
+  return secret;
+}
+
 export function readMarketplaceConfig(env: Env, overrides: Partial<MarketplaceConfig> = {}): MarketplaceConfig {
   const apiUrl = overrides.apiUrl ?? readUrl(env, 'MARKETPLACE_API_URL') ?? `http://127.0.0.1:${readPort(env, 'MARKETPLACE_EMULATOR_PORT', MARKETPLACE_EMULATOR_PORT)}`;
   return {
@@ -36,8 +50,10 @@ export function readMarketplaceConfig(env: Env, overrides: Partial<MarketplaceCo
     productsApiUrl: readUrl(env, 'MARKETPLACE_PRODUCTS_API_URL') ?? apiUrl,
     marketplace: readMarketplaceName(env),
     timeoutMs: readInt(env, 'MARKETPLACE_TIMEOUT_MS', 10_000, { min: 100, max: 120_000 }),
+    upstreamLimits: readUpstreamLimits(env, 'MARKETPLACE'),
     downloadTtlMs: readInt(env, 'MARKETPLACE_DOWNLOAD_TTL_MS', 5 * 60_000, { min: 1_000, max: 15 * 60_000 }),
     multipartThresholdBytes: readInt(env, 'MARKETPLACE_MULTIPART_THRESHOLD_BYTES', 256 * 1024, { min: 1, max: 64 * 1024 * 1024 }),
+    cursorSecret: readCursorSecret(env),
     ...overrides,
     apiUrl,
   };

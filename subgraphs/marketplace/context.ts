@@ -1,4 +1,5 @@
 import type { IncomingMessage } from 'node:http';
+import type { CursorSigner } from '../kit/cursors.ts';
 import type { RestTransport } from '../kit/transport.ts';
 import { credentialHeader } from '../kit/server.ts';
 import { gatewayOriginOf, GATEWAY_ORIGIN_HEADER, type DownloadStore } from '../kit/downloads.ts';
@@ -20,6 +21,8 @@ export interface MarketplaceContext {
   downloads: DownloadStore<LabelsPdfDownload>;
   /** The gateway's public origin, for absolute links; undefined when called without the gateway. */
   gatewayOrigin: string | undefined;
+  /** Signs the list cursors that carry an upstream token. */
+  cursors: CursorSigner;
 }
 
 /** What every request's context is built from: shared by the process, holding no caller's data. */
@@ -27,6 +30,7 @@ export interface MarketplaceDependencies {
   transport: RestTransport;
   config: MarketplaceConfig;
   downloads: DownloadStore<LabelsPdfDownload>;
+  cursors: CursorSigner;
 }
 
 export function credentialOf(headers: IncomingMessage['headers']): MarketplaceCredential {
@@ -53,5 +57,5 @@ export function clientFor({ transport, config }: MarketplaceDependencies, creden
 export function makeContext(dependencies: MarketplaceDependencies, headers: IncomingMessage['headers']): MarketplaceContext {
   const credential = credentialOf(headers);
   const client = clientFor(dependencies, credential);
-  return { client, loaders: createLoaders(client), credential, downloads: dependencies.downloads, gatewayOrigin: gatewayOriginOf(headers[GATEWAY_ORIGIN_HEADER]) };
+  return { client, loaders: createLoaders(client), credential, downloads: dependencies.downloads, gatewayOrigin: gatewayOriginOf(headers[GATEWAY_ORIGIN_HEADER]), cursors: dependencies.cursors };
 }

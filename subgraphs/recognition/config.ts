@@ -1,5 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { ConfigError, readInt, readPort, readUrl, type Env } from '../../lib/config.ts';
+import { readUpstreamLimits, type UpstreamLimits } from '../kit/upstream.ts';
+import { DEFAULT_EVENT_LOG_MAX_BYTES } from '../kit/events/eventLog.ts';
 
 export interface RecognitionConfig {
   port: number;
@@ -7,10 +9,14 @@ export interface RecognitionConfig {
   /** The spec's `{base_url}`; the client adds `/api/v1`. */
   apiUrl: string;
   timeoutMs: number;
+  /** Caps on what one upstream answer may bring (`RECOGNITION_MAX_RESPONSE_BYTES`, `RECOGNITION_MAX_DOWNLOAD_BYTES`). */
+  upstreamLimits: UpstreamLimits;
   /** Shared event log and dedupe across replicas; in memory when absent. */
   redisUrl?: string;
-  /** Events the in-memory log holds for replay (or the Redis stream's approximate length). */
+  /** Events the in-memory log holds for replay (or the Redis stream's length). */
   eventLogSize: number;
+  /** Bytes of event JSON the log holds for replay, in memory or on Redis. */
+  eventLogMaxBytes: number;
   /** Where the service can reach this subgraph's webhook receiver; `self` means the listening URL. */
   publicUrl?: string;
   /** A token allowed to manage webhooks: with `publicUrl`, the subgraph registers its webhook at start. */
@@ -31,8 +37,10 @@ export function readRecognitionConfig(env: Env, overrides: Partial<RecognitionCo
     port: readPort(env, 'RECOGNITION_SUBGRAPH_PORT', 4001),
     host: env.HOST ?? '127.0.0.1',
     timeoutMs: readInt(env, 'RECOGNITION_TIMEOUT_MS', 10_000, { min: 100, max: 120_000 }),
+    upstreamLimits: readUpstreamLimits(env, 'RECOGNITION'),
     ...(readUrl(env, 'REDIS_URL', ['redis:', 'rediss:']) ? { redisUrl: env.REDIS_URL } : {}),
     eventLogSize: readInt(env, 'RECOGNITION_EVENT_LOG_SIZE', 10_000, { min: 10, max: 10_000_000 }),
+    eventLogMaxBytes: readInt(env, 'RECOGNITION_EVENT_LOG_MAX_BYTES', DEFAULT_EVENT_LOG_MAX_BYTES, { min: 1024 * 1024, max: 64 * 1024 * 1024 * 1024 }),
     ...(publicUrl ? { publicUrl } : {}),
     ...(env.RECOGNITION_SERVICE_TOKEN ? { serviceToken: env.RECOGNITION_SERVICE_TOKEN } : {}),
     webhookSecret: secret || randomBytes(24).toString('base64url'),
