@@ -52,19 +52,15 @@ export function redactHeaders(headers: Record<string, string | string[] | undefi
 
 const BASE64_CHAR = '[A-Za-z0-9+/_-]';
 const escapeRegExp = (text: string) => text.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
-/** Forms of one secret, built once per secret: scrubbing runs on error paths, but may run often. */
-const formsCache = new Map<string, { plain: string[]; encoded: RegExp | undefined }>();
 
 /**
  * The text forms a secret can be echoed in: as sent, percent-encoded (URL or form), and inside
  * base64 or base64url. A secret inside a longer base64 text (`user:token` in a Basic header) is
  * encoded differently at each of the three byte offsets it can start at; the characters that
  * depend only on the secret are searched for, and the up to 4 around them that mix in neighbouring
- * bytes are masked with them.
+ * bytes are masked with them. Built at each call, not cached: a cache would keep credentials.
  */
 function formsOf(secret: string): { plain: string[]; encoded: RegExp | undefined } {
-  let forms = formsCache.get(secret);
-  if (forms) return forms;
   const percent = encodeURIComponent(secret);
   const plain = [...new Set([secret, percent, percent.replace(/%20/g, '+')])].sort((a, b) => b.length - a.length);
   const cores: string[] = [];
@@ -79,10 +75,7 @@ function formsOf(secret: string): { plain: string[]; encoded: RegExp | undefined
     if (core.length >= 8) cores.push(core, core.replace(/\+/g, '-').replace(/\//g, '_'));
   }
   const encoded = cores.length ? new RegExp(`${BASE64_CHAR}{0,4}(?:${[...new Set(cores)].map(escapeRegExp).join('|')})${BASE64_CHAR}{0,4}=*`, 'g') : undefined;
-  forms = { plain, encoded };
-  if (formsCache.size >= 1000) formsCache.clear();
-  formsCache.set(secret, forms);
-  return forms;
+  return { plain, encoded };
 }
 
 /**

@@ -75,6 +75,8 @@ export interface UpstreamOutcome {
    * own there, so a refusal means the upstream no longer honours it.
    */
   cursor?: boolean;
+  /** The caller's credentials, scrubbed from the upstream's words before they are cut short. */
+  secrets?: Secrets;
 }
 
 /** What an upstream answers to a page link it no longer honours (the marketplace's `next` URL lives 10 minutes). */
@@ -86,21 +88,33 @@ export const MAX_UPSTREAM_MESSAGE = 500;
 const MAX_FIELD_ERRORS = 50;
 const MAX_MESSAGES_PER_FIELD = 10;
 
-/** A text an upstream wrote, cut at `max` characters (never inside a surrogate pair) with a mark that it was. */
-export function truncated(text: string, max = MAX_UPSTREAM_MESSAGE): string {
-  if (text.length <= max) return text;
-  const end = /[\uD800-\uDBFF]/.test(text[max - 1]!) ? max - 1 : max;
-  return `${text.slice(0, end)}… (${text.length - end} more characters)`;
+/**
+ * Scrubbed past the cut too: a credential that starts before the cut is masked whole, never cut in
+ * half first (half a token would no longer be recognised).
+ */
+const SCRUB_MARGIN = 1024;
+
+type Secrets = readonly (string | undefined)[];
+
+/**
+ * A text an upstream wrote, scrubbed of the caller's credentials and cut at `max` characters
+ * (never inside a surrogate pair) with a mark that it was.
+ */
+export function upstreamText(text: string, secrets: Secrets = [], max = MAX_UPSTREAM_MESSAGE): string {
+  const head = scrub(text.length > max ? text.slice(0, max + SCRUB_MARGIN) : text, secrets);
+  if (head.length <= max) return head;
+  const end = /[\uD800-\uDBFF]/.test(head[max - 1]!) ? max - 1 : max;
+  return `${head.slice(0, end)}… (cut short: ${text.length} characters in all)`;
 }
 
 /** What the upstream said, from whichever error envelope it used, at most `MAX_UPSTREAM_MESSAGE` characters. */
-function upstreamMessage(body: unknown): string | undefined {
+function upstreamMessage(body: unknown, secrets: Secrets): string | undefined {
   const said = rawUpstreamMessage(body);
-  return said === undefined ? undefined : truncated(said);
+  return said === undefined ? undefined : upstreamText(said, secrets);
 }
 
 function rawUpstreamMessage(body: unknown): string | undefined {
-  if (typeof body === 'string' && body.trim()) return body.trim().slice(0, MAX_UPSTREAM_MESSAGE + 1);
+  if (typeof body === 'string' && body.trim()) return body.trim();
   if (!body || typeof body !== 'object') return undefined;
   const record = body as Record<string, unknown>;
   if (typeof record.message === 'string' && record.message) return record.message;
@@ -114,7 +128,7 @@ function rawUpstreamMessage(body: unknown): string | undefined {
 }
 
 /** Field errors from `{fields: [{name, errors}]}` or `{errors: [{name|field, errors|messages}]}`. */
-export function fieldErrorsOf(body: unknown): FieldError[] | undefined {
+export function fieldErrorsOf(body: unknown, secrets: Secrets = []): FieldError[] | undefined {
   if (!body || typeof body !== 'object') return undefined;
   const record = body as Record<string, unknown>;
   const list = Array.isArray(record.fields) ? record.fields : Array.isArray(record.errors) ? record.errors : undefined;
@@ -132,7 +146,7 @@ export function fieldErrorsOf(body: unknown): FieldError[] | undefined {
       continue;
     }
     const texts = (Array.isArray(messages) ? messages : [messages]).filter((m) => m !== undefined);
-    out.push({ field: truncated(field, 200), messages: texts.slice(0, MAX_MESSAGES_PER_FIELD).map((message) => truncated(String(message))) });
+    out.push({ field: upstreamText(field, secrets, 200), messages: texts.slice(0, MAX_MESSAGES_PER_FIELD).map((message) => upstreamText(String(message), secrets)) });
   }
   if (left) out.push({ field: '…', messages: [`${left} more field errors`] });
   return out.length ? out : undefined;
@@ -140,7 +154,7 @@ export function fieldErrorsOf(body: unknown): FieldError[] | undefined {
 
 /** Field errors as one readable line, for a validation body that carries no message of its own. */
 function describeFieldErrors(fieldErrors: readonly FieldError[]): string {
-  return truncated(fieldErrors.map(({ field, messages }) => `${field}: ${messages.join(', ')}`).join('; '));
+  return upstreamText(fieldErrors.map(({ field, messages }) => `${field}: ${messages.join(', ')}`).join('; '));
 }
 
 /** The HTTP status an error body names in its own `code`: a number, or its digits as text. */
@@ -179,9 +193,9 @@ function retryAfterSeconds(value: string | null | undefined): number | undefined
  * The one table from upstream outcomes to GraphQL errors. Returns null where the outcome
  * means "nothing there" (404 on a lookup), which the field reports as null without an error.
  */
-export function errorForUpstream({ service, status, body, retryAfter, lookup, cursor }: UpstreamOutcome): GraphQLError | null {
-  const said = upstreamMessage(body);
-  const fieldErrors = fieldErrorsOf(body);
+export function errorForUpstream({ service, status, body, retryAfter, lookup, cursor, secrets = [] }: UpstreamOutcome): GraphQLError | null {
+  const said = upstreamMessage(body, secrets);
+  const fieldErrors = fieldErrorsOf(body, secrets);
   const row = rowStatus(status, body, fieldErrors);
   // `status` stays the HTTP status the upstream answered, whichever row the outcome falls under.
   const base = { service, status };

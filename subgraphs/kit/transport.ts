@@ -32,8 +32,6 @@ export interface RestCall {
   timeoutMs?: number;
   /** The path is a page token or URL the upstream handed out: its refusal is `CURSOR_EXPIRED`. */
   followsCursor?: boolean;
-  /** Override of the transport's cap on this answer's body (`maxResponseBytes`, or `maxDownloadBytes` for a stream). */
-  maxResponseBytes?: number;
 }
 
 export interface RestResponse {
@@ -366,8 +364,7 @@ export function createRestTransport(options: RestTransportOptions): RestTranspor
     const deadline = deadlineOf(call);
     let answer: BufferedAnswer;
     try {
-      const maxBytes = call.maxResponseBytes ?? maxResponseBytes;
-      answer = await exchange(call, deadline, (pool, options) => exchangeBuffered(pool, options, deadline.watch, maxBytes), NOTHING_TO_DISCARD);
+      answer = await exchange(call, deadline, (pool, options) => exchangeBuffered(pool, options, deadline.watch, maxResponseBytes), NOTHING_TO_DISCARD);
     } finally {
       deadline.release();
     }
@@ -382,7 +379,7 @@ export function createRestTransport(options: RestTransportOptions): RestTranspor
       }
       return { status, headers, body, text };
     }
-    const error = errorForUpstream({ service, status, body: body ?? text, retryAfter: headers['retry-after'], lookup, cursor: call.followsCursor });
+    const error = errorForUpstream({ service, status, body: body ?? text, retryAfter: headers['retry-after'], lookup, cursor: call.followsCursor, secrets: call.secrets ?? [] });
     if (!error) return null;
     throw scrubError(error, call.secrets ?? []);
   }
@@ -418,20 +415,19 @@ export function createRestTransport(options: RestTransportOptions): RestTranspor
       }
       const headers = flattenHeaders(response.headers);
       if (response.statusCode >= 200 && response.statusCode < 300) {
-        const maxBytes = call.maxResponseBytes ?? maxDownloadBytes;
-        if (Number(headers['content-length']) > maxBytes) {
+        if (Number(headers['content-length']) > maxDownloadBytes) {
           response.body.destroy();
           deadline.release();
-          throw tooLarge(maxBytes, response.statusCode);
+          throw tooLarge(maxDownloadBytes, response.statusCode);
         }
         // The deadline bounds the download too: it is over when the body closes, read or not.
         response.body.once('close', deadline.release);
-        return { status: response.statusCode, headers, body: capped(response.body, maxBytes, () => tooLarge(maxBytes, response.statusCode)) };
+        return { status: response.statusCode, headers, body: capped(response.body, maxDownloadBytes, () => tooLarge(maxDownloadBytes, response.statusCode)) };
       }
       // An error answer is read only up to the cap, then let go.
       const text = await readCapped(response.body, maxResponseBytes).catch(() => '');
       deadline.release();
-      const error = errorForUpstream({ service, status: response.statusCode, body: parseJson(text) ?? text, retryAfter: headers['retry-after'] })!;
+      const error = errorForUpstream({ service, status: response.statusCode, body: parseJson(text) ?? text, retryAfter: headers['retry-after'], secrets: call.secrets ?? [] })!;
       throw scrubError(error, call.secrets ?? []);
     },
     async close() {

@@ -54,6 +54,16 @@ describe('an upstream echoing the credential', () => {
     expect(holdsSecret(text, token), text).toBe(false);
   });
 
+  it('is masked whole where the message is cut short, never cut in half first', async () => {
+    const token = DEMO_TOKENS.member;
+    await recognition.fault({ path: '/api/v1/rewards/rw_long', status: 500, body: { message: `${'x'.repeat(490)}${token} and more` } });
+    const result = await t.gql('{ reward(id: "rw_long") { id } }', { headers: { 'x-recognition-token': token } });
+    expect(result.errors).toMatchObject([{ extensions: { code: 'UPSTREAM_ERROR' } }]);
+    expect(result.errors![0]!.message).toContain('cut short');
+    // Any ten characters of the token would be a leak.
+    expect(result.errors![0]!.message).not.toContain(token.slice(0, 10));
+  });
+
   it('is scrubbed the same way from an error body behind any status (dashboards, token in a header)', async () => {
     const echoes = echoesOf(DASHBOARDS_TOKEN);
     await dashboards.fault({ path: '/stats', status: 500, body: { code: 500, message: echoes.join(' | '), detail: { echoed: echoes } } });
