@@ -1,5 +1,7 @@
 import { readBoolean, readInt, readPort, readUrl, ConfigError, type Env } from '../lib/config.ts';
 import { SUBGRAPHS, defaultSubgraphUrl, subgraphUrlEnv } from './subgraphs.ts';
+import { readAuthSettings } from './auth/config.ts';
+import type { AuthSettings } from './auth/authenticate.ts';
 
 export interface GatewayConfig {
   port: number;
@@ -10,6 +12,8 @@ export interface GatewayConfig {
   sandbox: boolean;
   /** Headers preset in Sandbox (demo credentials in development). */
   sandboxHeaders: Record<string, string>;
+  /** The live recognition dashboard on GET /dashboard (its credential prefilled from `sandboxHeaders`). */
+  dashboard: boolean;
   /** Deadline for one subgraph call. */
   subgraphTimeoutMs: number;
   /** Largest accepted request body. */
@@ -24,6 +28,10 @@ export interface GatewayConfig {
   vendorTelemetry: boolean;
   /** The gateway's public URL, on which download links are built; the request's Host when unset. */
   publicUrl?: string | undefined;
+  /** The graph's own OAuth 2.0 (off by default). */
+  auth: AuthSettings;
+  /** Where a partner's explorer gets a token, published at /.well-known/oauth-protected-resource. */
+  explorer: { authorizationServers: string[]; tokenUrl?: string | undefined; authorizeUrl?: string | undefined; scopes: string[] };
 }
 
 export function readGatewayConfig(env: Env, overrides: Partial<GatewayConfig> = {}): GatewayConfig {
@@ -46,6 +54,7 @@ export function readGatewayConfig(env: Env, overrides: Partial<GatewayConfig> = 
     subgraphUrls: { ...subgraphUrls, ...overrides.subgraphUrls },
     sandbox: readBoolean(env, 'SANDBOX', !production),
     sandboxHeaders,
+    dashboard: readBoolean(env, 'DASHBOARD', !production),
     subgraphTimeoutMs: readInt(env, 'SUBGRAPH_TIMEOUT_MS', 30_000, { min: 100, max: 300_000 }),
     maxBodyBytes: readInt(env, 'MAX_BODY_BYTES', 1024 * 1024, { min: 1024, max: 64 * 1024 * 1024 }),
     supergraphPath: env.SUPERGRAPH_PATH ?? new URL('../schema/supergraph.graphql', import.meta.url).pathname,
@@ -55,6 +64,7 @@ export function readGatewayConfig(env: Env, overrides: Partial<GatewayConfig> = 
       maxFields: readInt(env, 'MAX_QUERY_FIELDS', 1000, { min: 10, max: 100_000 }),
     },
     publicUrl: readUrl(env, 'PUBLIC_URL'),
+    ...readAuthSettings(env),
     ...overrides,
   };
 }
