@@ -2,6 +2,9 @@ import http from 'node:http';
 import { afterAll, beforeEach, describe, expect, it } from 'vitest';
 import { listen } from '../../../lib/http.ts';
 import { DEMO_TOKENS } from '../../../emulators/recognition/data.ts';
+import { ConfigError } from '../../../lib/config.ts';
+import { readDashboardsConfig } from '../../../subgraphs/dashboards/config.ts';
+import { readMarketplaceConfig } from '../../../subgraphs/marketplace/config.ts';
 import { createRestTransport } from '../../../subgraphs/kit/transport.ts';
 import { startTestStack } from '../../support/stack.ts';
 
@@ -144,5 +147,11 @@ describe('the cap is a setting per service', () => {
     const result = await t.gql('{ big: reward(id: "big") { id } small: redemption(id: "rd_001") { id } }', { headers: { 'x-recognition-token': DEMO_TOKENS.member } });
     expect(result.data).toEqual({ big: null, small: { id: 'rd_001' } });
     expect(result.errors).toMatchObject([{ path: ['big'], extensions: { code: 'UPSTREAM_ERROR', service: 'recognition', status: 200 } }]);
+  });
+
+  it('reads <SERVICE>_MAX_RESPONSE_BYTES and <SERVICE>_MAX_DOWNLOAD_BYTES for each service, with 10 MiB and 100 MiB by default', () => {
+    expect(readMarketplaceConfig({ MARKETPLACE_MAX_DOWNLOAD_BYTES: '2048' }).upstreamLimits).toEqual({ maxResponseBytes: 10 * MiB, maxDownloadBytes: 2048 });
+    expect(readDashboardsConfig({ DASHBOARDS_MAX_RESPONSE_BYTES: '65536' }).upstreamLimits).toEqual({ maxResponseBytes: 65536, maxDownloadBytes: 100 * MiB });
+    expect(() => readDashboardsConfig({ DASHBOARDS_MAX_RESPONSE_BYTES: 'lots' })).toThrow(ConfigError);
   });
 });
