@@ -12,33 +12,23 @@ import { formatGraphError } from '../lib/errorFormatting.ts';
 import type { GatewayConfig } from './config.ts';
 import { createUndiciFetcher } from './fetcher.ts';
 import { createOperationMetrics, metricsPlugin, subscriptionMetrics } from './metricsPlugin.ts';
-import { createPassThrough, type Prefetched } from './passThrough.ts';
+import type { GatewayContext } from './context.ts';
+import { createPassThrough } from './passThrough.ts';
 import { checkReadiness } from './readiness.ts';
 import { operationLimitsRule } from './limits.ts';
 import { SubgraphDataSource } from './subgraphDataSource.ts';
 import { withDirectFetches } from './singleFetch.ts';
-import { createPlanner } from './subscriptions/planning.ts';
+import { createPlanner } from './planner.ts';
 import { createSubscriptionExecutor, type SubscriptionExecutor } from './subscriptions/executor.ts';
 import { createOperationRunner } from './subscriptions/operations.ts';
 import { createSseTransport } from './subscriptions/sse.ts';
 import { attachWebSocketTransport } from './subscriptions/ws.ts';
-import { createDownloadProxy, DOWNLOADS_PATH, gatewayOrigin } from './downloads.ts';
+import { DOWNLOADS_PATH } from '../lib/downloads.ts';
+import { createDownloadProxy, gatewayOrigin } from './downloads.ts';
 import { createDashboard } from './dashboard.ts';
 import { AuthFailure, createAuthenticator, type Authenticated } from './auth/authenticate.ts';
 import { createFieldAccess, withFieldAccess } from './auth/access.ts';
 import { readAccessRequirements, withoutAccessDirectives } from './auth/requirements.ts';
-import type { Principal } from './auth/principal.ts';
-
-export interface GatewayContext {
-  /** The caller's request headers; each subgraph call picks its own credential from them. */
-  headers: IncomingHttpHeaders;
-  /** The gateway's public origin, on which subgraphs build download links. */
-  origin?: string | undefined;
-  /** The one subgraph answer the pass-through fetched but left to Apollo to report. */
-  prefetched?: Prefetched;
-  /** The caller, when the graph's own OAuth 2.0 is on and a token (or a trusted proxy) named one. */
-  principal?: Principal | undefined;
-}
 
 /** Sandbox's page is public: it asks for nothing but the page, and carries the token box itself. */
 const isLandingPage = (req: http.IncomingMessage) => req.method === 'GET' && String(req.headers.accept ?? '').includes('text/html') && !req.url?.includes('query=');
@@ -47,6 +37,13 @@ export interface StartedGateway extends Started {
   /** The GraphQL endpoint (HTTP, WebSocket and SSE). */
   graphqlUrl: string;
   subscriptions: SubscriptionExecutor;
+  /**
+   * A graceful stop, for SIGTERM: `/ready` answers 503 and streaming clients are told to reconnect
+   * (elsewhere) at once; new requests are still served for `delayMs`, while load balancers notice;
+   * then no new connection is accepted, requests in flight get up to `graceMs` to finish, and
+   * everything closes.
+   */
+  drain(options: { delayMs: number; graceMs: number }): Promise<void>;
 }
 
 /** Apollo Gateway over the static supergraph, on plain node:http, with health, readiness and metrics. */
@@ -87,11 +84,13 @@ export async function startGateway(config: GatewayConfig, logger: Logger): Promi
   const authenticated = new WeakMap<http.IncomingMessage, Authenticated>();
   const limits = operationLimitsRule(config.limits);
   const operationMetrics = createOperationMetrics(metrics.registry);
-  const passThrough = createPassThrough({ schema: planner.graphqlApiSchema, dataSources, metrics: operationMetrics });
+  const { singleFetch, passThrough: passingThrough } = config.fastPaths;
+  const passThrough = singleFetch && passingThrough ? createPassThrough({ schema: planner.graphqlApiSchema, dataSources, metrics: operationMetrics }) : undefined;
   const apollo = new ApolloServer<GatewayContext>({
-    gateway: access
-      ? withFieldAccess(withDirectFetches(gateway, { planner, dataSources, passThrough }), access, (context) => (context as GatewayContext).principal)
-      : withDirectFetches(gateway, { planner, dataSources, passThrough }),
+    gateway: (() => {
+      const shortcut = singleFetch ? withDirectFetches(gateway, { planner, dataSources, passThrough }) : gateway;
+      return access ? withFieldAccess(shortcut, access, (context) => (context as GatewayContext).principal) : shortcut;
+    })(),
     logger: apolloLogger(logger),
     includeStacktraceInErrorResponses: false,
     formatError: formatGraphError(logger),
@@ -116,18 +115,20 @@ export async function startGateway(config: GatewayConfig, logger: Logger): Promi
     server: apollo,
     context: async ({ req }) => contextOf(req),
     maxBodyBytes: config.maxBodyBytes,
-    async first(body, req, res) {
-      const context = contextOf(req);
-      // The fast path serves remembered operations whole: not to a caller who may not see all of one.
-      const query = (body as { query?: unknown; operationName?: unknown } | undefined)?.query;
-      if (access && (typeof query !== 'string' || access.restrictText(query, String((body as { operationName?: unknown }).operationName ?? '') || undefined, context.principal))) {
-        return { served: false, context };
-      }
-      const outcome = await passThrough.serve(body, context, req.headers.accept, res);
-      if (outcome.served) return outcome;
-      if (outcome.prefetched) context.prefetched = outcome.prefetched;
-      return { served: false, context };
-    },
+    first: passThrough
+      ? async (body, req, res) => {
+          const context = contextOf(req);
+          // The fast path serves remembered operations whole: not to a caller who may not see all of one.
+          const query = (body as { query?: unknown } | undefined)?.query;
+          if (access && (typeof query !== 'string' || access.restrictText(query, String((body as { operationName?: unknown }).operationName ?? '') || undefined, context.principal))) {
+            return { served: false, context };
+          }
+          const outcome = await passThrough.serve(body, context, req.headers.accept, res);
+          if (outcome.served) return outcome;
+          if (outcome.prefetched) context.prefetched = outcome.prefetched;
+          return { served: false, context };
+        }
+      : undefined,
   });
   const executor = createSubscriptionExecutor({ planner, dataSources, subgraphUrl: (name) => dataSources.get(name)?.url ?? '', logger });
   subscriptionMetrics(metrics.registry, executor);
@@ -136,9 +137,21 @@ export async function startGateway(config: GatewayConfig, logger: Logger): Promi
   const downloads = createDownloadProxy(config.subgraphUrls, logger);
   const dashboard = config.dashboard ? createDashboard({ demoToken: config.sandboxHeaders['x-recognition-token'] }) : undefined;
 
+  let draining = false;
+  // Requests being answered, streams excepted: a graceful stop waits for them.
+  let inFlight = 0;
+  const whenIdle = new Set<() => void>();
   const server = http.createServer((req, res) => {
     const url = requestUrl(req);
     if (!url) return sendJson(res, 400, { message: 'bad request target' });
+    if (draining) res.setHeader('connection', 'close');
+    if (!(url.pathname === '/graphql' && sse.accepts(req))) {
+      inFlight += 1;
+      res.once('close', () => {
+        inFlight -= 1;
+        if (inFlight === 0) for (const resolve of whenIdle) resolve();
+      });
+    }
     const work = (async () => {
       if (url.pathname.startsWith(DOWNLOADS_PATH)) return downloads.handle(req, res, url);
       if (dashboard?.handles(url.pathname)) return dashboard.handle(req, res, url.pathname);
@@ -159,6 +172,7 @@ export async function startGateway(config: GatewayConfig, logger: Logger): Promi
         case '/health':
           return sendJson(res, 200, { status: 'ok' });
         case '/ready': {
+          if (draining) return sendJson(res, 503, { ready: false, draining: true });
           const readiness = await checkReadiness(fetcher, true, config.subgraphUrls);
           return sendJson(res, readiness.ready ? 200 : 503, readiness);
         }
@@ -179,18 +193,39 @@ export async function startGateway(config: GatewayConfig, logger: Logger): Promi
 
   const started = await listen(server, config.port, config.host);
   logger.info({ url: `${started.url}/graphql` }, 'gateway listening');
+  const close = async () => {
+    executor.close();
+    await detachWebSockets();
+    await started.close();
+    await apollo.stop();
+    await fetcher.close();
+    await authenticator.close();
+    await downloads.close();
+  };
   return {
     url: started.url,
     graphqlUrl: `${started.url}/graphql`,
     subscriptions: executor,
-    async close() {
-      executor.close();
-      await detachWebSockets();
-      await started.close();
-      await apollo.stop();
-      await fetcher.close();
-      await authenticator.close();
-      await downloads.close();
+    close,
+    async drain({ delayMs, graceMs }) {
+      if (draining) return;
+      draining = true;
+      logger.info({ delayMs, graceMs, inFlight }, 'draining: not ready; streaming clients told to reconnect');
+      await detachWebSockets(1012, 'the gateway is restarting: reconnect and resume from your last cursor');
+      await new Promise((resolve) => setTimeout(resolve, delayMs));
+      server.close();
+      server.closeIdleConnections();
+      if (inFlight > 0) {
+        let resolveIdle!: () => void;
+        const idle = new Promise<void>((resolve) => whenIdle.add((resolveIdle = resolve)));
+        const timer = setTimeout(resolveIdle, graceMs);
+        await idle;
+        clearTimeout(timer);
+        whenIdle.delete(resolveIdle);
+      }
+      logger.info({ unfinished: inFlight }, 'drained: closing');
+      // SSE streams still open are cut here; their clients reconnect with their last cursor.
+      await close();
     },
   };
 }

@@ -1,7 +1,7 @@
 import { BlockList, isIPv4, isIPv6 } from 'node:net';
 import type { Logger } from '../../lib/logger.ts';
 import { ConfigError } from '../../lib/config.ts';
-import type { Headers } from '../subscriptions/operations.ts';
+import type { Headers } from '../context.ts';
 import { parseScopes, type Principal } from './principal.ts';
 import { createCredentialStore, type CredentialStore } from './serviceCredentials.ts';
 import { createTokenVerifier, TokenRefused, type TokenSettings } from './tokens.ts';

@@ -6,7 +6,8 @@ import type { FieldAccess } from '../auth/access.ts';
 import { applyRemovals, type Restricted } from '../auth/fieldAccess.ts';
 import type { Principal } from '../auth/principal.ts';
 
-export type Headers = Record<string, string | string[] | undefined>;
+export type { Headers } from '../context.ts';
+import type { Headers } from '../context.ts';
 
 export interface OperationArgs {
   document: DocumentNode;

@@ -1,5 +1,6 @@
 import { readInt, type Env } from '../../lib/config.ts';
 import type { Logger } from '../../lib/logger.ts';
+import type { ServiceEntry } from '../../lib/services.ts';
 import { createMetrics, observeUpstream, type Metrics } from '../../lib/metrics.ts';
 import { createRestTransport, DEFAULT_MAX_DOWNLOAD_BYTES, DEFAULT_MAX_RESPONSE_BYTES, type RestTransport } from './transport.ts';
 
@@ -11,11 +12,11 @@ export interface UpstreamLimits {
   maxDownloadBytes: number;
 }
 
-/** `<PREFIX>_MAX_RESPONSE_BYTES` and `<PREFIX>_MAX_DOWNLOAD_BYTES`, the same for every service. */
-export function readUpstreamLimits(env: Env, prefix: string): UpstreamLimits {
+/** `<NAME>_MAX_RESPONSE_BYTES` and `<NAME>_MAX_DOWNLOAD_BYTES`, the same for every service. */
+export function readUpstreamLimits(env: Env, service: ServiceEntry): UpstreamLimits {
   return {
-    maxResponseBytes: readInt(env, `${prefix}_MAX_RESPONSE_BYTES`, DEFAULT_MAX_RESPONSE_BYTES, { min: 1024, max: 256 * 1024 * 1024 }),
-    maxDownloadBytes: readInt(env, `${prefix}_MAX_DOWNLOAD_BYTES`, DEFAULT_MAX_DOWNLOAD_BYTES, { min: 1024, max: 4 * 1024 * 1024 * 1024 }),
+    maxResponseBytes: readInt(env, service.env.maxResponseBytes, DEFAULT_MAX_RESPONSE_BYTES, { min: 1024, max: 256 * 1024 * 1024 }),
+    maxDownloadBytes: readInt(env, service.env.maxDownloadBytes, DEFAULT_MAX_DOWNLOAD_BYTES, { min: 1024, max: 4 * 1024 * 1024 * 1024 }),
   };
 }
 

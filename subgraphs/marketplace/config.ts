@@ -1,5 +1,6 @@
 import { randomBytes } from 'node:crypto';
-import { ConfigError, readInt, readPort, readUrl, type Env } from '../../lib/config.ts';
+import { ConfigError, readInt, readUrl, type Env } from '../../lib/config.ts';
+import { SERVICE_ENTRY, readSubgraphBasics } from '../../lib/services.ts';
 import { readUpstreamLimits, type UpstreamLimits } from '../kit/upstream.ts';
 
 export interface MarketplaceConfig {
@@ -12,8 +13,9 @@ export interface MarketplaceConfig {
   /** The marketplace operator's name, the path segment the spec writes `mkt`. @default 'mkt' */
   marketplace: string;
   timeoutMs: number;
-  /** Caps on what one upstream answer may bring (`MARKETPLACE_MAX_RESPONSE_BYTES`, `MARKETPLACE_MAX_DOWNLOAD_BYTES`). */
+  /** Caps on what one upstream answer may bring (`<NAME>_MAX_RESPONSE_BYTES`, `<NAME>_MAX_DOWNLOAD_BYTES`). */
   upstreamLimits: UpstreamLimits;
+  compiledExecution: boolean;
   /** How long a label PDF link works. @default 300000 (5 minutes) */
   downloadTtlMs: number;
   /** XML invoices larger than this go as a multipart file instead of JSON text. @default 262144 */
@@ -21,9 +23,6 @@ export interface MarketplaceConfig {
   /** The key list cursors are signed with (`CURSOR_SECRET`); random at each start when unset. Replicas must share it. */
   cursorSecret: string;
 }
-
-export const MARKETPLACE_SUBGRAPH_PORT = 4002;
-export const MARKETPLACE_EMULATOR_PORT = 4102;
 
 /** The `mkt` path segment: one URL-safe name, shared by the subgraph and the emulator. */
 export function readMarketplaceName(env: Env): string {
@@ -43,14 +42,13 @@ export function readCursorSecret(env: Env): string {
 }
 
 export function readMarketplaceConfig(env: Env, overrides: Partial<MarketplaceConfig> = {}): MarketplaceConfig {
-  const apiUrl = overrides.apiUrl ?? readUrl(env, 'MARKETPLACE_API_URL') ?? `http://127.0.0.1:${readPort(env, 'MARKETPLACE_EMULATOR_PORT', MARKETPLACE_EMULATOR_PORT)}`;
+  const basics = readSubgraphBasics(env, SERVICE_ENTRY.marketplace, overrides.apiUrl);
+  const apiUrl = basics.apiUrl;
   return {
-    port: readPort(env, 'MARKETPLACE_SUBGRAPH_PORT', MARKETPLACE_SUBGRAPH_PORT),
-    host: env.HOST ?? '127.0.0.1',
+    ...basics,
     productsApiUrl: readUrl(env, 'MARKETPLACE_PRODUCTS_API_URL') ?? apiUrl,
     marketplace: readMarketplaceName(env),
-    timeoutMs: readInt(env, 'MARKETPLACE_TIMEOUT_MS', 10_000, { min: 100, max: 120_000 }),
-    upstreamLimits: readUpstreamLimits(env, 'MARKETPLACE'),
+    upstreamLimits: readUpstreamLimits(env, SERVICE_ENTRY.marketplace),
     downloadTtlMs: readInt(env, 'MARKETPLACE_DOWNLOAD_TTL_MS', 5 * 60_000, { min: 1_000, max: 15 * 60_000 }),
     multipartThresholdBytes: readInt(env, 'MARKETPLACE_MULTIPART_THRESHOLD_BYTES', 256 * 1024, { min: 1, max: 64 * 1024 * 1024 }),
     cursorSecret: readCursorSecret(env),
