@@ -43,8 +43,6 @@ export interface ServiceEntry<Headers extends Readonly<Record<string, string>> =
     timeout: string;
     /** The longest upstream answer body the subgraph reads, in bytes. */
     maxResponseBytes: string;
-    /** The longest upstream file the subgraph streams through (downloads), in bytes. */
-    maxDownloadBytes: string;
   };
 }
 
@@ -62,7 +60,6 @@ export function defineService<const Headers extends Readonly<Record<string, stri
       subgraphUrl: `${prefix}_SUBGRAPH_URL`,
       timeout: `${prefix}_TIMEOUT_MS`,
       maxResponseBytes: `${prefix}_MAX_RESPONSE_BYTES`,
-      maxDownloadBytes: `${prefix}_MAX_DOWNLOAD_BYTES`,
     },
   };
 }

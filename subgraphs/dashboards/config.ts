@@ -8,7 +8,7 @@ export interface DashboardsConfig {
   /** The spec's `{base_url}`: the endpoints hang straight off it. */
   apiUrl: string;
   timeoutMs: number;
-  /** Caps on what one upstream answer may bring (`<NAME>_MAX_RESPONSE_BYTES`, `<NAME>_MAX_DOWNLOAD_BYTES`). */
+  /** Caps on what one upstream answer may bring (`<NAME>_MAX_RESPONSE_BYTES`). */
   upstreamLimits: UpstreamLimits;
   compiledExecution: boolean;
 }

@@ -8,16 +8,18 @@ import { createRestTransport, DEFAULT_MAX_DOWNLOAD_BYTES, DEFAULT_MAX_RESPONSE_B
 export interface UpstreamLimits {
   /** The longest answer body buffered; longer is `UPSTREAM_ERROR`. */
   maxResponseBytes: number;
-  /** The longest file streamed through (downloads). */
-  maxDownloadBytes: number;
+  /** The longest file streamed through, for a service with downloads. @default 100 MiB */
+  maxDownloadBytes?: number;
 }
 
-/** `<NAME>_MAX_RESPONSE_BYTES` and `<NAME>_MAX_DOWNLOAD_BYTES`, the same for every service. */
+/** `<NAME>_MAX_RESPONSE_BYTES`, read alike for every service. */
 export function readUpstreamLimits(env: Env, service: ServiceEntry): UpstreamLimits {
-  return {
-    maxResponseBytes: readInt(env, service.env.maxResponseBytes, DEFAULT_MAX_RESPONSE_BYTES, { min: 1024, max: 256 * 1024 * 1024 }),
-    maxDownloadBytes: readInt(env, service.env.maxDownloadBytes, DEFAULT_MAX_DOWNLOAD_BYTES, { min: 1024, max: 4 * 1024 * 1024 * 1024 }),
-  };
+  return { maxResponseBytes: readInt(env, service.env.maxResponseBytes, DEFAULT_MAX_RESPONSE_BYTES, { min: 1024, max: 256 * 1024 * 1024 }) };
+}
+
+/** A download cap setting (`MARKETPLACE_MAX_DOWNLOAD_BYTES`): files are streamed, so it may be far above the body cap. */
+export function readDownloadLimit(env: Env, name: string): number {
+  return readInt(env, name, DEFAULT_MAX_DOWNLOAD_BYTES, { min: 1024, max: 4 * 1024 * 1024 * 1024 });
 }
 
 export interface ServiceUpstreamOptions extends Partial<UpstreamLimits> {

@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { ConfigError, readInt, readUrl, type Env } from '../../lib/config.ts';
 import { SERVICE_ENTRY, readSubgraphBasics } from '../../lib/services.ts';
-import { readUpstreamLimits, type UpstreamLimits } from '../kit/upstream.ts';
+import { readDownloadLimit, readUpstreamLimits, type UpstreamLimits } from '../kit/upstream.ts';
 
 export interface MarketplaceConfig {
   port: number;
@@ -13,7 +13,7 @@ export interface MarketplaceConfig {
   /** The marketplace operator's name, the path segment the spec writes `mkt`. @default 'mkt' */
   marketplace: string;
   timeoutMs: number;
-  /** Caps on what one upstream answer may bring (`<NAME>_MAX_RESPONSE_BYTES`, `<NAME>_MAX_DOWNLOAD_BYTES`). */
+  /** Caps on what one upstream answer may bring (`<NAME>_MAX_RESPONSE_BYTES`, `MARKETPLACE_MAX_DOWNLOAD_BYTES`). */
   upstreamLimits: UpstreamLimits;
   compiledExecution: boolean;
   /** How long a label PDF link works. @default 300000 (5 minutes) */
@@ -48,7 +48,7 @@ export function readMarketplaceConfig(env: Env, overrides: Partial<MarketplaceCo
     ...basics,
     productsApiUrl: readUrl(env, 'MARKETPLACE_PRODUCTS_API_URL') ?? apiUrl,
     marketplace: readMarketplaceName(env),
-    upstreamLimits: readUpstreamLimits(env, SERVICE_ENTRY.marketplace),
+    upstreamLimits: { ...readUpstreamLimits(env, SERVICE_ENTRY.marketplace), maxDownloadBytes: readDownloadLimit(env, 'MARKETPLACE_MAX_DOWNLOAD_BYTES') },
     downloadTtlMs: readInt(env, 'MARKETPLACE_DOWNLOAD_TTL_MS', 5 * 60_000, { min: 1_000, max: 15 * 60_000 }),
     multipartThresholdBytes: readInt(env, 'MARKETPLACE_MULTIPART_THRESHOLD_BYTES', 256 * 1024, { min: 1, max: 64 * 1024 * 1024 }),
     cursorSecret: readCursorSecret(env),

@@ -10,7 +10,7 @@ export interface RecognitionConfig {
   /** The spec's `{base_url}`; the client adds `/api/v1`. */
   apiUrl: string;
   timeoutMs: number;
-  /** Caps on what one upstream answer may bring (`<NAME>_MAX_RESPONSE_BYTES`, `<NAME>_MAX_DOWNLOAD_BYTES`). */
+  /** Caps on what one upstream answer may bring (`<NAME>_MAX_RESPONSE_BYTES`). */
   upstreamLimits: UpstreamLimits;
   compiledExecution: boolean;
   /** Shared event log and dedupe across replicas; in memory when absent. */

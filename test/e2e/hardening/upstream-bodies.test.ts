@@ -149,9 +149,10 @@ describe('the cap is a setting per service', () => {
     expect(result.errors).toMatchObject([{ path: ['big'], extensions: { code: 'UPSTREAM_ERROR', service: 'recognition', status: 200 } }]);
   });
 
-  it('reads <SERVICE>_MAX_RESPONSE_BYTES and <SERVICE>_MAX_DOWNLOAD_BYTES for each service, with 10 MiB and 100 MiB by default', () => {
+  it('reads <SERVICE>_MAX_RESPONSE_BYTES for each service (10 MiB by default) and MARKETPLACE_MAX_DOWNLOAD_BYTES (100 MiB)', () => {
     expect(readMarketplaceConfig({ MARKETPLACE_MAX_DOWNLOAD_BYTES: '2048' }).upstreamLimits).toEqual({ maxResponseBytes: 10 * MiB, maxDownloadBytes: 2048 });
-    expect(readDashboardsConfig({ DASHBOARDS_MAX_RESPONSE_BYTES: '65536' }).upstreamLimits).toEqual({ maxResponseBytes: 65536, maxDownloadBytes: 100 * MiB });
+    expect(readMarketplaceConfig({}).upstreamLimits).toEqual({ maxResponseBytes: 10 * MiB, maxDownloadBytes: 100 * MiB });
+    expect(readDashboardsConfig({ DASHBOARDS_MAX_RESPONSE_BYTES: '65536' }).upstreamLimits).toEqual({ maxResponseBytes: 65536 });
     expect(() => readDashboardsConfig({ DASHBOARDS_MAX_RESPONSE_BYTES: 'lots' })).toThrow(ConfigError);
   });
 });
