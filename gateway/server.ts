@@ -29,6 +29,7 @@ import { createDashboard } from './dashboard.ts';
 import { AuthFailure, createAuthenticator, type Authenticated } from './auth/authenticate.ts';
 import { createFieldAccess, withFieldAccess } from './auth/access.ts';
 import { readAccessRequirements, withoutAccessDirectives } from './auth/requirements.ts';
+import { createRateLimiter, rateLimitedError } from './rateLimit.ts';
 
 /** Sandbox's page is public: it asks for nothing but the page, and carries the token box itself. */
 const isLandingPage = (req: http.IncomingMessage) => req.method === 'GET' && String(req.headers.accept ?? '').includes('text/html') && !req.url?.includes('query=');
@@ -79,6 +80,7 @@ export async function startGateway(config: GatewayConfig, logger: Logger): Promi
     ...(config.explorer.tokenUrl ? { token_endpoint: config.explorer.tokenUrl } : {}),
     ...(config.explorer.authorizeUrl ? { authorization_endpoint: config.explorer.authorizeUrl } : {}),
   });
+  const limiter = createRateLimiter(config.rateLimits);
   const access = authenticator.enabled ? createFieldAccess({ schema: planner.graphqlApiSchema, requirements: readAccessRequirements(supergraphSdl) }) : undefined;
   // The outcome of authenticating an HTTP request, for the context Apollo builds from it later.
   const authenticated = new WeakMap<http.IncomingMessage, Authenticated>();
@@ -132,7 +134,7 @@ export async function startGateway(config: GatewayConfig, logger: Logger): Promi
   });
   const executor = createSubscriptionExecutor({ planner, dataSources, subgraphUrl: (name) => dataSources.get(name)?.url ?? '', logger });
   subscriptionMetrics(metrics.registry, executor);
-  const runner = createOperationRunner(executor, apollo, authenticator.enabled ? { authenticator, access } : undefined);
+  const runner = createOperationRunner(executor, apollo, authenticator.enabled || limiter.enabled ? { authenticator, access, limiter } : undefined);
   const sse = createSseTransport({ schema: executor.planner.graphqlApiSchema, runner, rules: [limits], authenticatedOf: (req) => authenticated.get(req) });
   const downloads = createDownloadProxy(config.subgraphUrls, logger);
   const dashboard = config.dashboard ? createDashboard({ demoToken: config.sandboxHeaders['x-recognition-token'] }) : undefined;
@@ -157,14 +159,21 @@ export async function startGateway(config: GatewayConfig, logger: Logger): Promi
       if (dashboard?.handles(url.pathname)) return dashboard.handle(req, res, url.pathname);
       switch (url.pathname) {
         case '/graphql':
-          if (authenticator.enabled && !isLandingPage(req)) {
+          if ((authenticator.enabled || limiter.enabled) && !isLandingPage(req)) {
+            let caller: Authenticated;
             try {
-              authenticated.set(req, await authenticator.authenticate(req.headers, req.socket.remoteAddress));
+              caller = await authenticator.authenticate(req.headers, req.socket.remoteAddress);
             } catch (error) {
               if (!(error instanceof AuthFailure)) throw error;
               req.resume();
               return sendJson(res, error.status, { errors: [{ message: error.message, extensions: { code: error.status === 401 ? 'UNAUTHENTICATED' : 'UPSTREAM_UNAVAILABLE' } }] }, { 'www-authenticate': error.wwwAuthenticate });
             }
+            const decision = await limiter.check(caller.headers, caller.principal, req.socket.remoteAddress);
+            if (!decision.allowed) {
+              req.resume();
+              return sendJson(res, 429, { errors: [rateLimitedError(decision)] }, { 'retry-after': String(decision.retryAfterSeconds) });
+            }
+            authenticated.set(req, caller);
           }
           return sse.accepts(req) ? sse.handle(req, res) : graphql(req, res, url);
         case '/.well-known/oauth-protected-resource':
@@ -200,6 +209,7 @@ export async function startGateway(config: GatewayConfig, logger: Logger): Promi
     await apollo.stop();
     await fetcher.close();
     await authenticator.close();
+    await limiter.close();
     await downloads.close();
   };
   return {
