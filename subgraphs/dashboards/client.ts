@@ -2,6 +2,7 @@ import { SERVICE_ENTRY } from '../../lib/services.ts';
 import { missingCredential, upstreamContractError } from '../kit/errors.ts';
 import { asArray, asBoolean, asNumber, asRecord, asText } from '../kit/envelopes.ts';
 import type { NumberedPage } from '../kit/connections.ts';
+import { restPath } from '../kit/paths.ts';
 import type { QueryValue, RestCall, RestResponse, RestTransport } from '../kit/transport.ts';
 
 /** The gateway header that carries a caller's dashboards service token. */
@@ -238,7 +239,6 @@ export interface DashboardsClientOptions {
   onStats?: (stats: StatsDto) => void;
 }
 
-const segment = encodeURIComponent;
 const pageQuery = ({ page, pageSize }: PageRequest): Record<string, QueryValue> => ({ page, pageSize });
 
 /** Every endpoint of the dashboards service, called from here and nowhere else. The token travels as the `service-token` header. */
@@ -259,7 +259,7 @@ export function createDashboardsClient({ transport, token, onStats }: Dashboards
     },
 
     async getDashboard(idOrSlug) {
-      const found = await lookup('getDashboard', `/dashboards/${segment(idOrSlug)}`);
+      const found = await lookup('getDashboard', restPath('/dashboards/:id', { id: idOrSlug }));
       return found ? toDashboard(found) : null;
     },
 
@@ -269,7 +269,7 @@ export function createDashboardsClient({ transport, token, onStats }: Dashboards
     },
 
     async renameDashboard(idOrSlug, name) {
-      const response = await transport.request(call('PUT', 'renameDashboard', `/dashboards/${segment(idOrSlug)}`, { body: { json: { name } } }));
+      const response = await transport.request(call('PUT', 'renameDashboard', restPath('/dashboards/:id', { id: idOrSlug }), { body: { json: { name } } }));
       return answeredOrReadBack(response, toDashboard, () => client.getDashboard(idOrSlug), 'dashboard');
     },
 
@@ -279,7 +279,7 @@ export function createDashboardsClient({ transport, token, onStats }: Dashboards
     },
 
     async getEnvironment(idOrSlug) {
-      const found = await lookup('getEnvironment', `/environments/${segment(idOrSlug)}`);
+      const found = await lookup('getEnvironment', restPath('/environments/:id', { id: idOrSlug }));
       return found ? toEnvironment(found) : null;
     },
 
@@ -289,22 +289,22 @@ export function createDashboardsClient({ transport, token, onStats }: Dashboards
     },
 
     async updateEnvironment(idOrSlug, input) {
-      const response = await transport.request(call('PUT', 'updateEnvironment', `/environments/${segment(idOrSlug)}`, { body: { json: givenOnly(input) } }));
+      const response = await transport.request(call('PUT', 'updateEnvironment', restPath('/environments/:id', { id: idOrSlug }), { body: { json: givenOnly(input) } }));
       return answeredOrReadBack(response, toEnvironment, () => client.getEnvironment(idOrSlug), 'environment');
     },
 
     async listWidgets(dashboard, page) {
-      const response = await transport.lookup(call('GET', 'listWidgets', `/dashboards/${segment(dashboard)}/widgets`, { query: pageQuery(page) }));
+      const response = await transport.lookup(call('GET', 'listWidgets', restPath('/dashboards/:dashboardId/widgets', { dashboardId: dashboard }), { query: pageQuery(page) }));
       return response ? pageOf(response.body, (raw) => toWidget(raw, dashboard)) : null;
     },
 
     async getWidget(dashboard, widgetId) {
-      const found = await lookup('getWidget', `/dashboards/${segment(dashboard)}/widgets/${segment(widgetId)}`);
+      const found = await lookup('getWidget', restPath('/dashboards/:dashboardId/widgets/:id', { dashboardId: dashboard, id: widgetId }));
       return found ? toWidget(found, dashboard) : null;
     },
 
     async createWidget(dashboard, input) {
-      const response = await transport.request(call('POST', 'createWidget', `/dashboards/${segment(dashboard)}/widgets`, { body: { json: givenOnly(input) } }));
+      const response = await transport.request(call('POST', 'createWidget', restPath('/dashboards/:dashboardId/widgets', { dashboardId: dashboard }), { body: { json: givenOnly(input) } }));
       return toWidget(oneResult(response, 'widget'), dashboard);
     },
 

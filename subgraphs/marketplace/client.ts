@@ -1,7 +1,8 @@
 import { SERVICE_ENTRY } from '../../lib/services.ts';
 import { badUserInput, missingCredential, upstreamContractError } from '../kit/errors.ts';
 import { holdsCredential } from '../kit/cursors.ts';
-import { asArray, asBoolean, asNumber, asRecord, asStrings, asText } from '../kit/envelopes.ts';
+import { asArray, asBoolean, asNumber, asRecord, asStrings, asText, toNumber } from '../kit/envelopes.ts';
+import { restPath } from '../kit/paths.ts';
 import type { RestCall, RestTransport, StreamResponse } from '../kit/transport.ts';
 
 /** The gateway headers that carry a caller's marketplace credentials. */
@@ -190,7 +191,8 @@ export interface MarketplaceClient {
   listStock(params: { recipientDocument?: string; sku?: string; page: number; perPage: number }): Promise<StockDto[]>;
   listSymbolicReturns(params: { cdVatNumber?: string; delivery?: string; orderAccessKey?: string }): Promise<SymbolicReturnDto[]>;
   /** The first page (with its filter), or the page a previous `next` points to. */
-  listProducts(params: { status?: string } | { next: string }): Promise<ProductPageDto>;
+  /** The first page under `status`, or the page `next` points to (which must carry the same `status`, when it names one). */
+  listProducts(params: { status?: string | undefined; next?: string }): Promise<ProductPageDto>;
   getProduct(sku: string): Promise<ProductDto | null>;
   /** The created product, or null when the service's answer does not carry it. */
   createProduct(product: NewProductDto): Promise<ProductDto | null>;
@@ -218,8 +220,6 @@ interface AuthProfile {
   account: 'required' | 'optional' | 'absent';
 }
 const FULL: AuthProfile = { identity: 'full', account: 'required' };
-
-const segment = encodeURIComponent;
 
 /** `2026-12-01`, from a date or a date-time. */
 function calendarDate(value: unknown): string | null {
@@ -371,8 +371,8 @@ export function plpIdOf(body: unknown): string | undefined {
  */
 export function createMarketplaceClient(options: MarketplaceClientOptions): MarketplaceClient {
   const { transport, credential, marketplace, multipartThresholdBytes } = options;
-  const shipments = `/shipments/${segment(marketplace)}/`;
-  const fulfillment = `/fulfillment/${segment(marketplace)}`;
+  const shipments = restPath('/shipments/:marketplace/', { marketplace });
+  const fulfillment = restPath('/fulfillment/:marketplace', { marketplace });
   const secrets = [credential.apiKey, credential.accountKey, credential.userToken, credential.email].filter((value): value is string => Boolean(value));
 
   function authenticated(call: Omit<RestCall, 'secrets'>, { identity, account }: AuthProfile = FULL): RestCall {
@@ -412,7 +412,7 @@ export function createMarketplaceClient(options: MarketplaceClientOptions): Mark
   }
 
   async function putVariation(operation: string, sku: string, variation: Record<string, unknown>): Promise<VariationDto | null> {
-    const response = await transport.request(authenticated({ operation, method: 'PUT', path: `/variations/${segment(sku)}`, body: { json: { variation } } }));
+    const response = await transport.request(authenticated({ operation, method: 'PUT', path: restPath('/variations/:sku', { sku }), body: { json: { variation } } }));
     return toVariationEnvelope(response.body);
   }
 
@@ -455,23 +455,23 @@ export function createMarketplaceClient(options: MarketplaceClientOptions): Mark
     },
 
     async getQuestion(id) {
-      const response = await transport.lookup(authenticated({ operation: 'getQuestion', method: 'GET', path: `/questions/${segment(id)}` }));
+      const response = await transport.lookup(authenticated({ operation: 'getQuestion', method: 'GET', path: restPath('/questions/:id', { id }) }));
       return response ? toQuestion(response.body) : null;
     },
 
     async deleteQuestion(id) {
-      await transport.request(authenticated({ operation: 'deleteQuestion', method: 'DELETE', path: `/questions/${segment(id)}` }));
+      await transport.request(authenticated({ operation: 'deleteQuestion', method: 'DELETE', path: restPath('/questions/:id', { id }) }));
     },
 
     async answerQuestion(id, answer) {
       const form = new FormData();
       form.append('answer', answer);
-      const response = await transport.request(authenticated({ operation: 'answerQuestion', method: 'POST', path: `/questions/${segment(id)}/answer`, body: { multipart: form } }));
+      const response = await transport.request(authenticated({ operation: 'answerQuestion', method: 'POST', path: restPath('/questions/:id/answer', { id }), body: { multipart: form } }));
       return asRecord(response.body).id !== undefined ? toQuestion(response.body) : null;
     },
 
     async getVariation(sku) {
-      const response = await transport.lookup(authenticated({ operation: 'getVariation', method: 'GET', path: `/variations/${segment(sku)}` }));
+      const response = await transport.lookup(authenticated({ operation: 'getVariation', method: 'GET', path: restPath('/variations/:sku', { sku }) }));
       return response ? toVariationEnvelope(response.body) : null;
     },
 
@@ -480,7 +480,7 @@ export function createMarketplaceClient(options: MarketplaceClientOptions): Mark
     updateVariationPrice: (sku, price) => putVariation('updateVariationPrice', sku, { specifications: [{ key: 'price', value: price }] }),
 
     async deleteVariation(sku) {
-      await transport.request(authenticated({ operation: 'deleteVariation', method: 'DELETE', path: `/variations/${segment(sku)}` }));
+      await transport.request(authenticated({ operation: 'deleteVariation', method: 'DELETE', path: restPath('/variations/:sku', { sku }) }));
     },
 
     async sendInvoice({ recipientDocument, xml }) {
@@ -523,10 +523,13 @@ export function createMarketplaceClient(options: MarketplaceClientOptions): Mark
 
     async listProducts(params) {
       let call: Omit<RestCall, 'secrets'>;
-      if ('next' in params) {
-        // Only a path below the base URL is ever followed, whatever a cursor claims.
+      if (params.next !== undefined) {
+        // Only a path below the base URL is ever followed, whatever a cursor claims, and only under the filter asked for.
         const url = new URL(params.next, 'http://next.invalid');
-        if (url.origin !== 'http://next.invalid' || url.pathname !== '/products') throw badUserInput('after', 'is not a cursor this graph issued for this list');
+        const filtered = url.searchParams.get('filters[status]');
+        if (url.origin !== 'http://next.invalid' || url.pathname !== '/products' || (filtered !== null && filtered !== (params.status ?? ''))) {
+          throw badUserInput('after', 'is not a cursor this graph issued for this list');
+        }
         call = { operation: 'listProductsNext', method: 'GET', path: `${url.pathname}${url.search}`, followsCursor: true };
       } else {
         call = { operation: 'listProducts', method: 'GET', path: '/products', query: { 'filters[status]': params.status } };
@@ -537,7 +540,7 @@ export function createMarketplaceClient(options: MarketplaceClientOptions): Mark
     },
 
     async getProduct(sku) {
-      const response = await transport.lookup(authenticated({ operation: 'getProduct', method: 'GET', path: `/products/${segment(sku)}` }));
+      const response = await transport.lookup(authenticated({ operation: 'getProduct', method: 'GET', path: restPath('/products/:sku', { sku }) }));
       return response ? toProduct(response.body) : null;
     },
 

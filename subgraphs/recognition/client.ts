@@ -1,6 +1,7 @@
 import { SERVICE_ENTRY } from '../../lib/services.ts';
 import { missingCredential, upstreamContractError } from '../kit/errors.ts';
 import { asArray, asBoolean, asNumber, asRecord, asText, headerValue, toNumber } from '../kit/envelopes.ts';
+import { restPath } from '../kit/paths.ts';
 import type { RestCall, RestTransport } from '../kit/transport.ts';
 
 /** The gateway header that carries a caller's recognition token. */
@@ -313,8 +314,6 @@ export interface RecognitionClient {
   verifyCredential(): Promise<void>;
 }
 
-const segment = encodeURIComponent;
-
 /**
  * Every recognition endpoint, called from here and nowhere else. Reads carry the token as the
  * documented `access_token` query parameter; writes carry it as a bearer header, because the real
@@ -358,7 +357,7 @@ export function createRecognitionClient({ transport, token }: { transport: RestT
     },
 
     async deleteApiKey(id) {
-      const response = await transport.request(write('DELETE', { operation: 'deleteApiKey', path: `/api_keys/${segment(id)}` }));
+      const response = await transport.request(write('DELETE', { operation: 'deleteApiKey', path: restPath('/api_keys/:id', { id }) }));
       return toConfirmation(response.body);
     },
 
@@ -426,7 +425,7 @@ export function createRecognitionClient({ transport, token }: { transport: RestT
     },
 
     async getReward(id, requestCountry) {
-      const response = await transport.lookup(read({ operation: 'getReward', path: `/rewards/${segment(id)}`, query: { request_country: requestCountry } }));
+      const response = await transport.lookup(read({ operation: 'getReward', path: restPath('/rewards/:id', { id }), query: { request_country: requestCountry } }));
       return response ? toReward(response.body) : null;
     },
 
@@ -435,7 +434,7 @@ export function createRecognitionClient({ transport, token }: { transport: RestT
     },
 
     async getRedemption(id) {
-      const response = await transport.lookup(read({ operation: 'getRedemption', path: `/redemptions/${segment(id)}` }));
+      const response = await transport.lookup(read({ operation: 'getRedemption', path: restPath('/redemptions/:id', { id }) }));
       return response ? toRedemption(response.body) : null;
     },
 
@@ -454,7 +453,7 @@ export function createRecognitionClient({ transport, token }: { transport: RestT
       const response = await transport.request(
         write('PUT', {
           operation: 'updateWebhook',
-          path: `/webhooks/${segment(id)}`,
+          path: restPath('/webhooks/:id', { id }),
           body: { json: { ...(url !== undefined ? { url } : {}), ...(eventTypes ? { event_types: eventTypes } : {}) } },
         }),
       );
@@ -462,7 +461,7 @@ export function createRecognitionClient({ transport, token }: { transport: RestT
     },
 
     async deleteWebhook(id) {
-      const response = await transport.request(write('DELETE', { operation: 'deleteWebhook', path: `/webhooks/${segment(id)}` }));
+      const response = await transport.request(write('DELETE', { operation: 'deleteWebhook', path: restPath('/webhooks/:id', { id }) }));
       return { id: idOf(response.body) };
     },
 
