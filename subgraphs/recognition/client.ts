@@ -1,6 +1,8 @@
+import { z } from 'zod';
 import { missingCredential, upstreamContractError } from '../kit/errors.ts';
-import { asArray, asBoolean, asNumber, asRecord, asText, headerValue, toNumber } from '../kit/envelopes.ts';
-import type { RestCall, RestTransport } from '../kit/transport.ts';
+import { asBoolean, asNumber, asRecord, asText, headerValue, unwrap } from '../kit/envelopes.ts';
+import { bool, identifier, num, optBool, optNum, optText, parseAnswer, text } from '../kit/shapes.ts';
+import type { RestCall, RestResponse, RestTransport } from '../kit/transport.ts';
 
 /** The gateway header that carries a caller's recognition token. */
 export const CREDENTIAL_HEADER = 'x-recognition-token';
@@ -220,67 +222,124 @@ export function toUser(raw: unknown): UserDto {
   };
 }
 
-function toLeaderboard(body: unknown): LeaderboardEntryDto[] {
-  // The leaderboard body is undocumented: accept a bare array or one wrapped in an envelope.
-  const list = Array.isArray(body) ? body : asArray(asRecord(body).result ?? asRecord(body).results ?? asRecord(body).leaderboard);
-  return list.map((item) => ({ count: asNumber(asRecord(item).count) ?? 0, user: toUser(asRecord(item).user) }));
-}
+// The answers' declared shapes, built once. The real service wraps most answers in
+// `{success: true, result}` (docs/services/recognition.md); `answer` unwraps before reading.
 
-function toRichText(raw: unknown): RichTextDto | null {
-  if (!raw || typeof raw !== 'object') return typeof raw === 'string' ? { text: raw, html: null } : null;
-  return { text: asText(asRecord(raw).text), html: asText(asRecord(raw).html) };
-}
+const richText = z
+  .union([z.string().transform((value): RichTextDto => ({ text: value, html: null })), z.object({ text: optText, html: optText })])
+  .nullish()
+  .transform((value): RichTextDto | null => value ?? null);
 
-function toReward(raw: unknown): RewardDto {
-  const reward = asRecord(raw);
-  return {
-    id: String(reward.id),
-    name: asText(reward.name),
-    price: asNumber(reward.price),
-    display_price: asText(reward.display_price),
-    description: toRichText(reward.description),
-    image_url: asText(reward.image_url),
-    disclaimer_html: asText(reward.disclaimer_html),
-    warning: asText(reward.warning),
-    quantity: toNumber(reward.quantity) ?? null,
-    type: asText(reward.type),
-  };
-}
+const userShape = z
+  .looseObject({
+    id: identifier,
+    short_name: optText,
+    display_name: optText,
+    username: optText,
+    email: optText,
+    path: optText,
+    full_pic_url: optText,
+    profile_pic_url: optText,
+    first_name: optText,
+    last_name: optText,
+    last_active_at: optText,
+    external_unique_id: optText,
+    budget_boost: optNum,
+    user_mode: optText,
+    country: optText,
+    time_zone: optText,
+    can_give: optBool,
+    can_receive: optBool,
+    earning_balance: optNum,
+    lifetime_earnings: optNum,
+    giving_balance: optNum,
+    earning_balance_with_currency: optText,
+    lifetime_earnings_with_currency: optText,
+    giving_balance_with_currency: optText,
+    status: optText,
+  })
+  .transform((user): UserDto => Object.assign(user, { custom_properties: customPropertiesOf(user) }));
 
-function toRedemption(raw: unknown): RedemptionDto {
-  const redemption = asRecord(raw);
-  const details = redemption.reward_details ? asRecord(redemption.reward_details) : undefined;
-  return {
-    id: String(redemption.id),
-    created_at: asText(redemption.created_at),
-    state: asText(redemption.state),
-    certificate_url: asText(redemption.certificate_url),
-    claim_url: asText(redemption.claim_url),
-    auto_approvable: asBoolean(redemption.auto_approvable),
-    reward_details: details
-      ? { id: String(details.id), name: asText(details.name), price: asNumber(details.price), display_price: asText(details.display_price), type: asText(details.type), image_url: asText(details.image_url) }
-      : null,
-  };
-}
+const leaderboardEntry = z.object({ count: num, user: userShape });
+// The leaderboard body is undocumented: a bare array, or one under `leaderboard`.
+const leaderboardShape = z.union([z.array(leaderboardEntry), z.object({ leaderboard: z.array(leaderboardEntry) }).transform((body) => body.leaderboard)]);
 
-function toWebhook(raw: unknown): WebhookDto {
-  const webhook = asRecord(raw);
-  return {
-    id: String(webhook.id),
-    url: String(webhook.url ?? ''),
-    event_types: asArray(webhook.event_types).filter((type): type is WebhookEventTypeDto => WEBHOOK_EVENT_TYPES.includes(type as WebhookEventTypeDto)),
-  };
-}
+const apiKeysShape = z.array(z.object({ id: identifier, label: text, read_only: bool }));
+const trendsShape = z.array(z.object({ hashtag: text, count: num }));
 
-function toConfirmation(body: unknown): ConfirmationDto {
-  const value = asRecord(body);
-  return { success: value.success !== false, message: asText(value.message) };
-}
+const denominationShape = z.object({ id: identifier, name: optText, price: optNum, display_price: optText });
+const catalogRewardShape = z.object({
+  name: text,
+  image_url: optText,
+  minimum_display_price: optText,
+  description: richText,
+  disclaimer_html: optText,
+  warning: optText,
+  denominations: z.array(denominationShape),
+});
+// The spec nests a group's rewards under `items`; the real service sends the array itself.
+const catalogueShape = z.array(
+  z.object({
+    type: text,
+    name: text,
+    rewards: z.union([z.array(catalogRewardShape), z.object({ items: z.array(catalogRewardShape) }).transform((rewards) => rewards.items)]),
+  }),
+);
 
-function idOf(body: unknown): string {
-  const id = asRecord(body).id;
-  if (id === undefined || id === null) throw upstreamContractError(SERVICE, 'the answer carries no id');
-  return String(id);
+const rewardShape = z.object({
+  id: identifier,
+  name: text,
+  price: optNum,
+  display_price: optText,
+  description: richText,
+  image_url: optText,
+  disclaimer_html: optText,
+  warning: optText,
+  quantity: optNum,
+  type: optText,
+});
+
+const redemptionShape = z.object({
+  id: identifier,
+  created_at: optText,
+  state: text,
+  certificate_url: optText,
+  claim_url: optText,
+  auto_approvable: optBool,
+  reward_details: z
+    .object({ id: identifier, name: optText, price: optNum, display_price: optText, type: optText, image_url: optText })
+    .nullish()
+    .transform((details) => details ?? null),
+});
+
+const webhooksShape = z.array(
+  z.object({
+    id: identifier,
+    url: text,
+    // Event types this client does not know yet are left out rather than refused.
+    event_types: z.array(z.string()).transform((types) => types.filter((type): type is WebhookEventTypeDto => WEBHOOK_EVENT_TYPES.includes(type as WebhookEventTypeDto))),
+  }),
+);
+
+const idShape = z.object({ id: identifier });
+
+// Documented as `{success, message}`; an empty body is read as a plain success.
+const confirmationShape = z
+  .object({ success: optBool, message: optText })
+  .optional()
+  .transform((body): ConfirmationDto => ({ success: body?.success !== false, message: body?.message ?? null }));
+
+/**
+ * The one reader of recognition answers: the envelope or the bare value, checked against its
+ * shape. A 2xx that says `success: false` is the service reporting a failure, not data.
+ */
+function answer<T>(schema: z.ZodType<T>, response: RestResponse, operation: string): T {
+  const body = response.body;
+  if (body && typeof body === 'object' && (body as { success?: unknown }).success === false) {
+    const said = (body as { message?: unknown }).message;
+    throw upstreamContractError(SERVICE, `${operation} failed: ${typeof said === 'string' && said ? said : 'the service answered success: false'}`, response.status);
+  }
+  return parseAnswer(schema, unwrap(body), { service: SERVICE, operation, status: response.status });
 }
 
 export interface RecognitionClient {
@@ -330,10 +389,7 @@ export function createRecognitionClient({ transport, token }: { transport: RestT
   return {
     async listApiKeys({ userId }) {
       const response = await transport.request(read({ operation: 'listApiKeys', path: '/api_keys', query: { user_id: userId } }));
-      return asArray(response.body).map((raw) => {
-        const key = asRecord(raw);
-        return { id: String(key.id), label: String(key.label ?? ''), read_only: asBoolean(key.read_only) ?? false };
-      });
+      return answer(apiKeysShape, response, 'listApiKeys');
     },
 
     async createApiKey({ label, readOnly, userId }) {
@@ -344,18 +400,18 @@ export function createRecognitionClient({ transport, token }: { transport: RestT
       // Documented as X-SERVICE-Authentication-Token; the vendor's name replaces SERVICE in practice.
       const newToken = headerValue(response.headers, /^x-.+-authentication-token$/i);
       if (!newToken) throw upstreamContractError(SERVICE, 'the key was created but no token header came back', response.status);
-      const confirmation = toConfirmation(response.body);
+      const confirmation = parseAnswer(confirmationShape, response.body, { service: SERVICE, operation: 'createApiKey', status: response.status });
       return { ...confirmation, token: newToken, label, read_only: readOnly };
     },
 
     async deleteApiKey(id) {
       const response = await transport.request(write('DELETE', { operation: 'deleteApiKey', path: `/api_keys/${segment(id)}` }));
-      return toConfirmation(response.body);
+      return parseAnswer(confirmationShape, response.body, { service: SERVICE, operation: 'deleteApiKey', status: response.status });
     },
 
     async getTrends() {
       const response = await transport.request(read({ operation: 'getTrends', path: '/analytics/trends' }));
-      return asArray(response.body).map((raw) => ({ hashtag: String(asRecord(raw).hashtag ?? ''), count: asNumber(asRecord(raw).count) ?? 0 }));
+      return answer(trendsShape, response, 'getTrends');
     },
 
     async getLeaderboard({ direction, hashtag, team, startDate, endDate }) {
@@ -367,7 +423,7 @@ export function createRecognitionClient({ transport, token }: { transport: RestT
           query: { direction, hashtag, scope, start_date: startDate && serviceDate(startDate), end_date: endDate && serviceDate(endDate) },
         }),
       );
-      return toLeaderboard(response.body);
+      return answer(leaderboardShape, response, 'getLeaderboard');
     },
 
     async getStandouts({ role, value, limit, period, customPropertyName, customPropertyValue }) {
@@ -378,47 +434,22 @@ export function createRecognitionClient({ transport, token }: { transport: RestT
           query: { role, value, limit, period, custom_property_name: customPropertyName, custom_property_value: customPropertyValue },
         }),
       );
-      return toLeaderboard(response.body);
+      return answer(leaderboardShape, response, 'getStandouts');
     },
 
     async listRewards({ catalogCountry, requestCountry, personalizeFor }) {
       const response = await transport.request(
         read({ operation: 'listRewards', path: '/rewards', query: { catalog_country: catalogCountry, request_country: requestCountry, personalize_for: personalizeFor } }),
       );
-      return asArray(response.body).map((raw) => {
-        const group = asRecord(raw);
-        const rewards = asRecord(group.rewards);
-        return {
-          type: String(group.type ?? ''),
-          name: String(group.name ?? ''),
-          rewards: asArray(Array.isArray(group.rewards) ? group.rewards : rewards.items).map((rawItem) => {
-            const item = asRecord(rawItem);
-            return {
-              name: String(item.name ?? ''),
-              image_url: asText(item.image_url),
-              minimum_display_price: asText(item.minimum_display_price),
-              description: toRichText(item.description),
-              disclaimer_html: asText(item.disclaimer_html),
-              warning: asText(item.warning),
-              denominations: asArray(item.denominations).map((rawDenomination) => {
-                const denomination = asRecord(rawDenomination);
-                return {
-                  id: String(denomination.id),
-                  name: asText(denomination.name),
-                  price: asNumber(denomination.price),
-                  display_price: asText(denomination.display_price),
-                  ...(requestCountry ? { request_country: requestCountry } : {}),
-                };
-              }),
-            };
-          }),
-        };
-      });
+      const groups = answer(catalogueShape, response, 'listRewards');
+      // Carried down so each denomination's full reward is fetched in the catalogue's country.
+      if (requestCountry) for (const group of groups) for (const reward of group.rewards) for (const denomination of reward.denominations) (denomination as DenominationDto).request_country = requestCountry;
+      return groups;
     },
 
     async getReward(id, requestCountry) {
       const response = await transport.lookup(read({ operation: 'getReward', path: `/rewards/${segment(id)}`, query: { request_country: requestCountry } }));
-      return response ? toReward(response.body) : null;
+      return response ? answer(rewardShape, response, 'getReward') : null;
     },
 
     requireCredential() {
@@ -427,17 +458,17 @@ export function createRecognitionClient({ transport, token }: { transport: RestT
 
     async getRedemption(id) {
       const response = await transport.lookup(read({ operation: 'getRedemption', path: `/redemptions/${segment(id)}` }));
-      return response ? toRedemption(response.body) : null;
+      return response ? answer(redemptionShape, response, 'getRedemption') : null;
     },
 
     async listWebhooks() {
       const response = await transport.request(read({ operation: 'listWebhooks', path: '/webhooks' }));
-      return asArray(response.body).map(toWebhook);
+      return answer(webhooksShape, response, 'listWebhooks');
     },
 
     async createWebhook({ url, eventTypes }) {
       const response = await transport.request(write('POST', { operation: 'createWebhook', path: '/webhooks', body: { json: { url, ...(eventTypes ? { event_types: eventTypes } : {}) } } }));
-      return { id: idOf(response.body) };
+      return answer(idShape, response, 'createWebhook');
     },
 
     async updateWebhook(id, { url, eventTypes }) {
@@ -449,12 +480,12 @@ export function createRecognitionClient({ transport, token }: { transport: RestT
           body: { json: { ...(url !== undefined ? { url } : {}), ...(eventTypes ? { event_types: eventTypes } : {}) } },
         }),
       );
-      return { id: idOf(response.body) };
+      return answer(idShape, response, 'updateWebhook');
     },
 
     async deleteWebhook(id) {
       const response = await transport.request(write('DELETE', { operation: 'deleteWebhook', path: `/webhooks/${segment(id)}` }));
-      return { id: idOf(response.body) };
+      return answer(idShape, response, 'deleteWebhook');
     },
 
     async teapot() {
