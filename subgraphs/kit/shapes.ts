@@ -33,9 +33,30 @@ function describePath(path: readonly PropertyKey[]): string {
   return out;
 }
 
+/**
+ * Where an issue really is. A union (the envelope or the bare value, an array or `{items}`) reports
+ * only "invalid input" at its own level: the branch that got furthest names the missing part.
+ */
+function located(issue: z.core.$ZodIssue, prefix: readonly PropertyKey[]): { path: PropertyKey[]; message: string } {
+  const path = [...prefix, ...issue.path];
+  let best: { path: PropertyKey[]; message: string } | undefined;
+  if (issue.code === 'invalid_union') {
+    for (const branch of issue.errors) {
+      for (const inner of branch) {
+        const candidate = located(inner, path);
+        if (!best || candidate.path.length > best.path.length) best = candidate;
+      }
+    }
+  }
+  return best ?? { path, message: issue.message };
+}
+
 /** The first few problems, each with the path zod reports: enough to find the broken part. */
 export function describeIssues(issues: readonly z.core.$ZodIssue[]): string {
-  const shown = issues.slice(0, 3).map((issue) => `${describePath(issue.path)}: ${issue.message}`);
+  const shown = issues.slice(0, 3).map((issue) => {
+    const { path, message } = located(issue, []);
+    return `${describePath(path)}: ${message}`;
+  });
   return issues.length > 3 ? `${shown.join('; ')}; and ${issues.length - 3} more` : shown.join('; ');
 }
 
