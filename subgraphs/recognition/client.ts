@@ -230,20 +230,23 @@ const richText = z
   .nullish()
   .transform((value): RichTextDto | null => value ?? null);
 
-// A leaderboard maps 100 users of some 27 keys each: a zod object per user cost four times the
-// hand-written reader, so the shape checks what a user promises (an object with an id) and
-// `toUser` reads the rest, every field optional, custom properties being whatever keys remain.
-const userShape = z
-  .custom<Record<string, unknown>>((value) => {
-    if (!value || typeof value !== 'object' || Array.isArray(value)) return false;
-    const userId = (value as { id?: unknown }).id;
-    return (typeof userId === 'string' && userId !== '') || typeof userId === 'number';
-  }, 'expected a user with an id')
-  .transform(toUser);
+// A leaderboard maps 100 users of some 27 keys each. The shape checks what a user promises (an
+// object with an id) and passes the object through; `toUser` then reads the rest, every field
+// optional, custom properties being whatever keys remain. A zod object per user, or a transform
+// inside the shape, cost three to four times the hand-written reader on the benchmark's leaderboard.
+const userShape = z.custom<Record<string, unknown>>((value) => {
+  if (!value || typeof value !== 'object' || Array.isArray(value)) return false;
+  const userId = (value as { id?: unknown }).id;
+  return (typeof userId === 'string' && userId !== '') || typeof userId === 'number';
+}, 'expected a user with an id');
 
 const leaderboardEntry = z.object({ count: num, user: userShape });
 // The leaderboard body is undocumented: a bare array, or one under `leaderboard`.
 const leaderboardShape = z.union([z.array(leaderboardEntry), z.object({ leaderboard: z.array(leaderboardEntry) }).transform((body) => body.leaderboard)]);
+
+function toLeaderboard(entries: z.infer<typeof leaderboardShape>): LeaderboardEntryDto[] {
+  return entries.map(({ count, user }) => ({ count, user: toUser(user) }));
+}
 
 const apiKeysShape = z.array(z.object({ id: identifier, label: text, read_only: bool }));
 const trendsShape = z.array(z.object({ hashtag: text, count: num }));
@@ -404,7 +407,7 @@ export function createRecognitionClient({ transport, token }: { transport: RestT
           query: { direction, hashtag, scope, start_date: startDate && serviceDate(startDate), end_date: endDate && serviceDate(endDate) },
         }),
       );
-      return answer(leaderboardShape, response, 'getLeaderboard');
+      return toLeaderboard(answer(leaderboardShape, response, 'getLeaderboard'));
     },
 
     async getStandouts({ role, value, limit, period, customPropertyName, customPropertyValue }) {
@@ -415,7 +418,7 @@ export function createRecognitionClient({ transport, token }: { transport: RestT
           query: { role, value, limit, period, custom_property_name: customPropertyName, custom_property_value: customPropertyValue },
         }),
       );
-      return answer(leaderboardShape, response, 'getStandouts');
+      return toLeaderboard(answer(leaderboardShape, response, 'getStandouts'));
     },
 
     async listRewards({ catalogCountry, requestCountry, personalizeFor }) {
