@@ -94,3 +94,12 @@ export function requestUrl(req: IncomingMessage): URL | undefined {
     return undefined;
   }
 }
+
+/** A signal aborted when the response's connection closes before the response was written whole: the client went away. */
+export function clientGone(res: ServerResponse): AbortSignal {
+  const controller = new AbortController();
+  res.once('close', () => {
+    if (!res.writableFinished) controller.abort(new DOMException('the client went away', 'AbortError'));
+  });
+  return controller.signal;
+}

@@ -93,6 +93,8 @@ export interface SubgraphBasics {
   timeoutMs: number;
   /** Queries run compiled by graphql-jit; off, on graphql-js as Apollo runs them (SUBGRAPH_COMPILED_EXECUTION). */
   compiledExecution: boolean;
+  /** Upstream calls one GraphQL request may make, retries included; the gateway may lower it per request (MAX_REQUEST_UPSTREAM_CALLS). */
+  maxRequestUpstreamCalls: number;
 }
 
 /**
@@ -106,5 +108,6 @@ export function readSubgraphBasics(env: Env, service: ServiceEntry, apiUrl?: str
     apiUrl: apiUrl ?? readUrl(env, service.env.apiUrl) ?? `http://127.0.0.1:${readEmulatorPort(env, service)}`,
     timeoutMs: readInt(env, service.env.timeout, 10_000, { min: 100, max: 120_000 }),
     compiledExecution: readBoolean(env, 'SUBGRAPH_COMPILED_EXECUTION', true),
+    maxRequestUpstreamCalls: readInt(env, 'MAX_REQUEST_UPSTREAM_CALLS', 1000, { min: 1, max: 1_000_000 }),
   };
 }
