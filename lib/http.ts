@@ -84,8 +84,6 @@ export function listen(server: http.Server, port: number, host = '127.0.0.1'): P
   });
 }
 
-export type Handler = (req: IncomingMessage, res: ServerResponse, url: URL) => void | Promise<void>;
-
 /** Parses the request target once; a bad target is the client's error. */
 export function requestUrl(req: IncomingMessage): URL | undefined {
   try {

@@ -47,7 +47,7 @@ export interface ServiceEntry<Headers extends Readonly<Record<string, string>> =
 /** `gatewayAdmin` → `GATEWAY_ADMIN`. */
 export const envPrefix = (name: string) => name.replace(/([a-z0-9])([A-Z])/g, '$1_$2').replace(/-/g, '_').toUpperCase();
 
-export function defineService<const Headers extends Readonly<Record<string, string>>>(definition: ServiceDefinition<Headers>): ServiceEntry<Headers> {
+function defineService<const Headers extends Readonly<Record<string, string>>>(definition: ServiceDefinition<Headers>): ServiceEntry<Headers> {
   const prefix = envPrefix(definition.name);
   return {
     ...definition,

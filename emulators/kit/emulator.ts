@@ -138,7 +138,7 @@ function writeReply(res: ServerResponse, reply: Reply): void {
  * The shared shape of every emulator: the service's routes, a request log, fault injection,
  * a clock and a reset, with the control surface under `/__emulator/`.
  */
-export function createEmulator(definition: EmulatorDefinition): Emulator {
+function createEmulator(definition: EmulatorDefinition): Emulator {
   const clock = definition.clock ?? createClock();
   const routes = compileRoutes(definition.routes);
   const log = createRequestLog(MAX_LOGGED);

@@ -54,8 +54,6 @@ interface Group {
   upstream: Upstream;
 }
 
-const formattedErrors = (errors: readonly GraphQLError[]) => ({ errors: errors.map((error) => error.toJSON()) });
-
 function stableStringify(value: unknown): string {
   if (Array.isArray(value)) return `[${value.map(stableStringify).join(',')}]`;
   if (value && typeof value === 'object') {

@@ -196,12 +196,29 @@ interface Deadline {
 interface DeadlineBatch {
   from: number;
   ms: number;
-  timer: NodeJS.Timeout;
+  cancelTimer(): void;
   /** Set once the timer has fired: a late watcher is cancelled at once. */
   reason?: Error;
   watchers: Set<(reason: Error) => void>;
   calls: number;
 }
+
+/** The time deadlines run on; tests pass one they move by hand. */
+export interface DeadlineClock {
+  now(): number;
+  /** Calls `callback` once `ms` have passed, unless the returned function cancels it first. */
+  after(ms: number, callback: () => void): () => void;
+}
+
+const SYSTEM_CLOCK: DeadlineClock = {
+  now: Date.now,
+  after(ms, callback) {
+    const timer = setTimeout(callback, ms);
+    // A finished batch must not keep the process alive until its deadline.
+    timer.unref();
+    return () => clearTimeout(timer);
+  },
+};
 
 /**
  * Deadlines of calls that start within the same few milliseconds share one timer, which fires
@@ -214,10 +231,10 @@ interface DeadlineBatch {
  * it cancelled long-finished calls: at one call every 20 ms or more, every call built its error
  * and dispatched an abort ten seconds later, a tenth of the subgraph's CPU.
  */
-export function createDeadlines(slackMs = 10): (ms: number) => Deadline {
+export function createDeadlines(slackMs = 10, clock: DeadlineClock = SYSTEM_CLOCK): (ms: number) => Deadline {
   let shared: DeadlineBatch | undefined;
   const retire = (batch: DeadlineBatch) => {
-    if (batch.calls === 0 && batch !== shared) clearTimeout(batch.timer);
+    if (batch.calls === 0 && batch !== shared) batch.cancelTimer();
   };
   const expire = (batch: DeadlineBatch) => {
     batch.reason = new DOMException(`no answer within ${batch.ms} ms`, 'TimeoutError');
@@ -225,12 +242,11 @@ export function createDeadlines(slackMs = 10): (ms: number) => Deadline {
     batch.watchers.clear();
   };
   return (ms) => {
-    const now = Date.now();
+    const now = clock.now();
     if (!shared || shared.ms !== ms || now - shared.from >= slackMs) {
       const previous = shared;
-      const batch: DeadlineBatch = { from: now, ms, timer: setTimeout(() => expire(batch), ms + slackMs), watchers: new Set(), calls: 0 };
-      // A finished batch must not keep the process alive until its deadline.
-      batch.timer.unref();
+      const batch: DeadlineBatch = { from: now, ms, cancelTimer: () => {}, watchers: new Set(), calls: 0 };
+      batch.cancelTimer = clock.after(ms + slackMs, () => expire(batch));
       shared = batch;
       if (previous) retire(previous);
     }

@@ -30,7 +30,7 @@ export interface MarketplaceDependencies {
   downloads: DownloadStore<LabelsPdfDownload>;
 }
 
-export function credentialOf(headers: IncomingMessage['headers']): MarketplaceCredential {
+function credentialOf(headers: IncomingMessage['headers']): MarketplaceCredential {
   const credential: MarketplaceCredential = {};
   for (const [field, header] of Object.entries(CREDENTIAL_HEADERS) as [keyof MarketplaceCredential, string][]) {
     const value = credentialHeader(headers, header);
