@@ -110,11 +110,15 @@ function describeFieldErrors(fieldErrors: readonly FieldError[]): string {
   return upstreamText(fieldErrors.map(({ field, messages }) => `${field}: ${messages.join(', ')}`).join('; '));
 }
 
-/** The HTTP status an error body names in its own `code`: a number, or its digits as text. */
+/**
+ * The HTTP status an error body names in its own `code`: a number, or its digits as text, with
+ * any internal sub-code after a dot (the dashboards service's `"400.001"`).
+ */
 function declaredStatus(body: unknown): number | undefined {
   if (!body || typeof body !== 'object') return undefined;
   const code = (body as Record<string, unknown>).code;
-  const value = typeof code === 'number' ? code : typeof code === 'string' && /^\s*\d{3}\s*$/.test(code) ? Number(code) : undefined;
+  const digits = typeof code === 'string' ? /^\s*(\d{3})(?:\.\d+)?\s*$/.exec(code)?.[1] : undefined;
+  const value = typeof code === 'number' ? Math.trunc(code) : digits !== undefined ? Number(digits) : undefined;
   return value !== undefined && Number.isInteger(value) && value >= 400 && value <= 599 ? value : undefined;
 }
 
