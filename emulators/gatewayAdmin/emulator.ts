@@ -10,8 +10,10 @@ const DIALECTS: readonly Dialect[] = ['flat', 'structured'];
 /**
  * An API gateway as its OAuth 2.0 guide shows it: the admin interface (APIs, consumers, OAuth 2.0
  * applications, the plugin), the plugin's token and authorize endpoints, and the proxy to each
- * API's upstream (behind the plugin's token check), on one origin. Besides the kit's controls: `POST /__emulator/dialect {dialect}` switches the admin
- * interface's error bodies, and `POST /__emulator/introspect {token}` answers as RFC 7662 does.
+ * API's upstream (behind the plugin's token check), on one origin. Besides the kit's controls:
+ * `POST /__emulator/error-dialect {dialect}` switches the admin interface's error bodies, and
+ * `POST /__emulator/introspect {token}` answers as RFC 7662 does. (The kit's spec-or-real dialect
+ * does not apply: the default here is already the real component's.)
  */
 export function createGatewayAdminEmulator(): EmulatorDefinition {
   let state = seedGatewayAdmin();
@@ -27,7 +29,7 @@ export function createGatewayAdminEmulator(): EmulatorDefinition {
     controls: [
       {
         method: 'POST',
-        path: '/__emulator/dialect',
+        path: '/__emulator/error-dialect',
         handler: (request) => {
           const dialect = (jsonBody(request) as { dialect?: unknown } | undefined)?.dialect;
           if (!DIALECTS.includes(dialect as Dialect)) return { status: 400, body: { message: `expected {"dialect": ${DIALECTS.map((name) => `"${name}"`).join(' or ')}}` } };

@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { upstreamContractError } from '../kit/errors.ts';
+import { restPath } from '../kit/paths.ts';
 import type { RestCall, RestResponse, RestTransport } from '../kit/transport.ts';
 
 /**
@@ -199,7 +200,6 @@ export interface GatewayAdminClient {
   applications(consumer: string): Promise<ApplicationDto[] | null>;
 }
 
-const segment = encodeURIComponent;
 const formFlag = (value: boolean) => (value ? 'true' : 'false');
 
 export function createGatewayAdminClient({ transport }: { transport: RestTransport }): GatewayAdminClient {
@@ -223,7 +223,7 @@ export function createGatewayAdminClient({ transport }: { transport: RestTranspo
     },
 
     async createApplication(consumer, { name, redirectUri }) {
-      const response = await transport.request(call('POST', 'createApplication', `/consumers/${segment(consumer)}/oauth2/`, { body: { form: { name, redirect_uri: redirectUri } } }));
+      const response = await transport.request(call('POST', 'createApplication', restPath('/consumers/:consumer/oauth2/', { consumer }), { body: { form: { name, redirect_uri: redirectUri } } }));
       const credential = parsed(CredentialSchema, response, 'an OAuth 2.0 application');
       if (!credential.client_secret) throw upstreamContractError(SERVICE, 'the new application came without its client_secret', response.status);
       return { application: toApplication(credential), clientSecret: credential.client_secret };
@@ -237,7 +237,7 @@ export function createGatewayAdminClient({ transport }: { transport: RestTranspo
       };
       if (scopes.length) form['config.scopes'] = scopes.join(',');
       for (const [candidate, name] of GRANT_SWITCHES) if (candidate === grant) form[`config.${name}`] = 'true';
-      const response = await transport.request(call('POST', 'enableOAuth2', `/apis/${segment(api)}/plugins/`, { body: { form } }));
+      const response = await transport.request(call('POST', 'enableOAuth2', restPath('/apis/:api/plugins/', { api }), { body: { form } }));
       const raw = parsed(PluginSchema, response, 'a plugin');
       const plugin = toPlugin(raw);
       // The gateway generates a key for every plugin; it is shown only where a grant needs it.
@@ -246,12 +246,12 @@ export function createGatewayAdminClient({ transport }: { transport: RestTranspo
     },
 
     async getApi(nameOrId) {
-      const response = await transport.lookup(call('GET', 'getApi', `/apis/${segment(nameOrId)}`));
+      const response = await transport.lookup(call('GET', 'getApi', restPath('/apis/:api', { api: nameOrId })));
       return response ? toApi(parsed(ApiSchema, response, 'an API')) : null;
     },
 
     async apiOAuth2Plugins(nameOrId) {
-      const response = await transport.lookup(call('GET', 'listApiPlugins', `/apis/${segment(nameOrId)}/plugins/`, { query: { name: 'oauth2' } }));
+      const response = await transport.lookup(call('GET', 'listApiPlugins', restPath('/apis/:api/plugins/', { api: nameOrId }), { query: { name: 'oauth2' } }));
       return response ? parsed(listOf(PluginSchema), response, 'a list of plugins').data.filter((plugin) => plugin.name === 'oauth2').map(toPlugin) : null;
     },
 
@@ -263,7 +263,7 @@ export function createGatewayAdminClient({ transport }: { transport: RestTranspo
     },
 
     async applications(consumer) {
-      const response = await transport.lookup(call('GET', 'listApplications', `/consumers/${segment(consumer)}/oauth2/`));
+      const response = await transport.lookup(call('GET', 'listApplications', restPath('/consumers/:consumer/oauth2/', { consumer })));
       return response ? parsed(listOf(CredentialSchema), response, 'a list of OAuth 2.0 applications').data.map(toApplication) : null;
     },
   };

@@ -1,5 +1,6 @@
 import { ConfigError, readUrl, type Env } from '../../lib/config.ts';
 import { SERVICE_ENTRY, readSubgraphBasics } from '../../lib/services.ts';
+import { readUpstreamLimits, type UpstreamLimits } from '../kit/upstream.ts';
 
 export interface GatewayAdminConfig {
   port: number;
@@ -7,7 +8,11 @@ export interface GatewayAdminConfig {
   /** The spec's `{admin_url}`: the gateway's admin interface. Server configuration only, never a caller's header. */
   apiUrl: string;
   timeoutMs: number;
+  /** Caps on what one upstream answer may bring (`GATEWAY_ADMIN_MAX_RESPONSE_BYTES`). */
+  upstreamLimits: UpstreamLimits;
   compiledExecution: boolean;
+  /** Upstream calls one GraphQL request may make here, retries included (the gateway may lower it per request). */
+  maxRequestUpstreamCalls: number;
   /**
    * The administrator's token, compared with the caller's `x-gateway-admin-token`. Unset: no caller
    * is an administrator by token, and every administration field is FORBIDDEN.
@@ -29,5 +34,12 @@ export function readGatewayAdminConfig(env: Env, overrides: Partial<GatewayAdmin
   if (adminToken !== undefined && adminToken.length < MIN_ADMIN_TOKEN_LENGTH) {
     throw new ConfigError(`GATEWAY_ADMIN_TOKEN must be at least ${MIN_ADMIN_TOKEN_LENGTH} characters; unset it to refuse every administration field.`);
   }
-  return { ...basics, adminToken, proxyUrl: readUrl(env, 'GATEWAY_ADMIN_PROXY_URL'), ...overrides, apiUrl: basics.apiUrl };
+  return {
+    ...basics,
+    upstreamLimits: readUpstreamLimits(env, SERVICE_ENTRY.gatewayAdmin),
+    adminToken,
+    proxyUrl: readUrl(env, 'GATEWAY_ADMIN_PROXY_URL'),
+    ...overrides,
+    apiUrl: basics.apiUrl,
+  };
 }

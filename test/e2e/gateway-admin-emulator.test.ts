@@ -87,7 +87,7 @@ describe('gatewayAdmin emulator: the admin interface', () => {
     await form('POST', '/apis/billing/plugins/', { name: 'oauth2', 'config.enable_password_grant': 'true' });
     expect((await form('POST', '/apis/billing/plugins/', { name: 'oauth2', 'config.enable_password_grant': 'true' })).status).toBe(409);
 
-    await control.control('dialect', { dialect: 'structured' });
+    await control.control('error-dialect', { dialect: 'structured' });
     expect(await form('POST', '/apis', { name: 'billing', uris: '/other', upstream_url: 'https://x.example' })).toMatchObject({
       status: 409,
       body: { code: 5, name: 'unique constraint violation', fields: { name: 'billing' } },
@@ -96,7 +96,7 @@ describe('gatewayAdmin emulator: the admin interface', () => {
       status: 400,
       body: { code: 2, name: 'schema violation', message: "schema violation (uris: uri with value 'nope' is invalid: must be prefixed with slash)", fields: { uris: "uri with value 'nope' is invalid: must be prefixed with slash" } },
     });
-    expect(await control.control('dialect', { dialect: 'klingon' })).toMatchObject({ message: expect.stringContaining('flat') });
+    expect(await control.control('error-dialect', { dialect: 'klingon' })).toMatchObject({ message: expect.stringContaining('flat') });
   });
 
   it('logs every call without bodies or secret values, and reset forgets everything', async () => {

@@ -346,7 +346,7 @@ describe('gatewayAdmin: every failure of the admin interface, typed', () => {
       fieldErrors: [{ field: 'config.mandatory_scope', messages: ['To set a mandatory scope you also need to create available scopes'] }],
     });
 
-    await emulator.control('dialect', { dialect: 'structured' });
+    await emulator.control('error-dialect', { dialect: 'structured' });
     expect(firstError(await gql(REGISTER, noSlash))?.extensions).toMatchObject({ code: 'BAD_USER_INPUT', fieldErrors: [{ field: 'uris', messages: ["uri with value 'ledger' is invalid: must be prefixed with slash"] }] });
     expect(firstError(await gql(CONSUMER, { input: { username: 'partner-portal' } }))?.extensions).toMatchObject({ code: 'CONFLICT', status: 409 });
   });
