@@ -10,6 +10,8 @@ export interface GatewayConfig {
   sandbox: boolean;
   /** Headers preset in Sandbox (demo credentials in development). */
   sandboxHeaders: Record<string, string>;
+  /** The live recognition dashboard on GET /dashboard (its credential prefilled from `sandboxHeaders`). */
+  dashboard: boolean;
   /** Deadline for one subgraph call. */
   subgraphTimeoutMs: number;
   /** Largest accepted request body. */
@@ -46,6 +48,7 @@ export function readGatewayConfig(env: Env, overrides: Partial<GatewayConfig> = 
     subgraphUrls: { ...subgraphUrls, ...overrides.subgraphUrls },
     sandbox: readBoolean(env, 'SANDBOX', !production),
     sandboxHeaders,
+    dashboard: readBoolean(env, 'DASHBOARD', !production),
     subgraphTimeoutMs: readInt(env, 'SUBGRAPH_TIMEOUT_MS', 30_000, { min: 100, max: 300_000 }),
     maxBodyBytes: readInt(env, 'MAX_BODY_BYTES', 1024 * 1024, { min: 1024, max: 64 * 1024 * 1024 }),
     supergraphPath: env.SUPERGRAPH_PATH ?? new URL('../schema/supergraph.graphql', import.meta.url).pathname,

@@ -23,6 +23,7 @@ import { createOperationRunner } from './subscriptions/operations.ts';
 import { createSseTransport } from './subscriptions/sse.ts';
 import { attachWebSocketTransport } from './subscriptions/ws.ts';
 import { createDownloadProxy, DOWNLOADS_PATH, gatewayOrigin } from './downloads.ts';
+import { createDashboard } from './dashboard.ts';
 
 export interface GatewayContext {
   /** The caller's request headers; each subgraph call picks its own credential from them. */
@@ -100,12 +101,14 @@ export async function startGateway(config: GatewayConfig, logger: Logger): Promi
   const runner = createOperationRunner(executor, apollo);
   const sse = createSseTransport({ schema: executor.planner.graphqlApiSchema, runner, rules: [limits] });
   const downloads = createDownloadProxy(config.subgraphUrls, logger);
+  const dashboard = config.dashboard ? createDashboard({ demoToken: config.sandboxHeaders['x-recognition-token'] }) : undefined;
 
   const server = http.createServer((req, res) => {
     const url = requestUrl(req);
     if (!url) return sendJson(res, 400, { message: 'bad request target' });
     const work = (async () => {
       if (url.pathname.startsWith(DOWNLOADS_PATH)) return downloads.handle(req, res, url);
+      if (dashboard?.handles(url.pathname)) return dashboard.handle(req, res, url.pathname);
       switch (url.pathname) {
         case '/graphql':
           return sse.accepts(req) ? sse.handle(req, res) : graphql(req, res, url);
