@@ -17,6 +17,7 @@ export const SUBGRAPHS: readonly SubgraphEntry[] = [
     credentialHeaders: ['x-marketplace-email', 'x-marketplace-api-key', 'x-marketplace-account-key', 'x-marketplace-user-token'],
   },
   { name: 'dashboards', defaultPort: 4003, credentialHeaders: ['x-dashboards-token'] },
+  { name: 'imports', defaultPort: 4005, credentialHeaders: ['x-imports-apikey'] },
 ];
 
 export const subgraphUrlEnv = (name: string) => `${name.toUpperCase().replace(/-/g, '_')}_SUBGRAPH_URL`;

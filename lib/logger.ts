@@ -27,6 +27,8 @@ const REDACT_PATHS = [
   '*.headers["x-marketplace-user-token"]',
   '*.headers["x-dashboards-token"]',
   '*.headers["service-token"]',
+  '*.headers["x-imports-apikey"]',
+  'apikey',
   'token',
   'accessToken',
   'secret',

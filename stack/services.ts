@@ -15,6 +15,10 @@ import { createDashboardsEmulator } from '../emulators/dashboards/emulator.ts';
 import { DEMO_TOKEN as DASHBOARDS_DEMO_TOKEN } from '../emulators/dashboards/data.ts';
 import { DASHBOARDS_EMULATOR_PORT, DASHBOARDS_SUBGRAPH_PORT, readDashboardsConfig } from '../subgraphs/dashboards/config.ts';
 import { createDashboardsSubgraph } from '../subgraphs/dashboards/server.ts';
+import { createImportsEmulator } from '../emulators/imports/emulator.ts';
+import { DEMO_APIKEY as IMPORTS_DEMO_APIKEY } from '../emulators/imports/data.ts';
+import { IMPORTS_EMULATOR_PORT, IMPORTS_SUBGRAPH_PORT, readImportsConfig } from '../subgraphs/imports/config.ts';
+import { createImportsSubgraph } from '../subgraphs/imports/server.ts';
 
 export interface SubgraphStartOptions {
   /** The upstream's base URL (the spec's `{base_url}`). */
@@ -86,5 +90,16 @@ export const SERVICES: readonly ServiceModule[] = [
     demoHeaders: { 'x-dashboards-token': DASHBOARDS_DEMO_TOKEN },
     startEmulator: (port, host) => startEmulator(createDashboardsEmulator(), port, host),
     startSubgraph: ({ apiUrl, port, host, logger, env }) => startSubgraph(createDashboardsSubgraph(readDashboardsConfig(env, { apiUrl, port, host }), logger), { port, host }),
+  },
+  {
+    name: 'imports',
+    apiUrlEnv: 'IMPORTS_API_URL',
+    emulatorPortEnv: 'IMPORTS_EMULATOR_PORT',
+    defaultEmulatorPort: IMPORTS_EMULATOR_PORT,
+    subgraphPortEnv: 'IMPORTS_SUBGRAPH_PORT',
+    defaultSubgraphPort: IMPORTS_SUBGRAPH_PORT,
+    demoHeaders: { 'x-imports-apikey': IMPORTS_DEMO_APIKEY },
+    startEmulator: (port, host) => startEmulator(createImportsEmulator(), port, host),
+    startSubgraph: async ({ apiUrl, port, host, logger, env }) => startSubgraph(await createImportsSubgraph(readImportsConfig(env, { apiUrl, port, host }), logger), { port, host }),
   },
 ];
