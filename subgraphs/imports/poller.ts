@@ -35,6 +35,8 @@ export interface PollerStats {
   subscribers: number;
   /** Polls this process made since start. */
   polls: number;
+  /** Timer ticks handled since start: a poll, or a try for the lease that another replica holds. */
+  ticks: number;
 }
 
 export interface StatusPoller {
@@ -134,6 +136,7 @@ function subscriberQueue(credential: string, first: ImportDto, onEnd: () => void
 export function createStatusPoller({ fetchStatus, clock, backoff, coordinator, logger }: StatusPollerOptions): StatusPoller {
   const watches = new Map<string, Watch>();
   let polls = 0;
+  let ticks = 0;
   let closed = false;
 
   function schedule(watch: Watch): void {
@@ -213,6 +216,7 @@ export function createStatusPoller({ fetchStatus, clock, backoff, coordinator, l
       watch.delayMs = nextDelay(watch.delayMs, backoff);
       logger?.warn({ importId: watch.id, error: (error as Error).message }, 'could not coordinate an import poller; trying again');
     } finally {
+      ticks += 1;
       watch.polling = false;
       if (watch.subscribers.size === 0) dispose(watch);
       else schedule(watch);
@@ -254,7 +258,7 @@ export function createStatusPoller({ fetchStatus, clock, backoff, coordinator, l
     stats() {
       let subscribers = 0;
       for (const watch of watches.values()) subscribers += watch.subscribers.size;
-      return { watches: watches.size, subscribers, polls };
+      return { watches: watches.size, subscribers, polls, ticks };
     },
     async close() {
       closed = true;

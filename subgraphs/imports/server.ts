@@ -43,6 +43,22 @@ export async function createImportsSubgraph(config: ImportsConfig, logger: Logge
     },
   });
   new Gauge({
+    name: 'imports_status_polls',
+    help: 'Polls of import statuses this process made since start (with Redis, only the lease holder polls an import)',
+    registers: [metrics.registry],
+    collect() {
+      this.set(poller.stats().polls);
+    },
+  });
+  new Gauge({
+    name: 'imports_status_ticks',
+    help: 'Poller wake-ups since start: a poll, or a try for a lease another replica holds',
+    registers: [metrics.registry],
+    collect() {
+      this.set(poller.stats().ticks);
+    },
+  });
+  new Gauge({
     name: 'imports_status_subscriptions',
     help: 'Subscriptions to import status changes in this process',
     registers: [metrics.registry],
