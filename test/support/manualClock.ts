@@ -5,6 +5,8 @@ export interface ManualClock extends Clock {
   advance(ms: number): void;
   /** Timers waiting to fire. */
   pending(): number;
+  /** Milliseconds until the next timer fires; undefined when none waits. */
+  nextDueIn(): number | undefined;
 }
 
 /** A clock that moves only when a test says so: no sleeping, no timing assumptions. */
@@ -34,5 +36,9 @@ export function createManualClock(start = Date.now()): ManualClock {
       now = until;
     },
     pending: () => timers.size,
+    nextDueIn() {
+      const due = [...timers.values()].map((timer) => timer.at);
+      return due.length ? Math.min(...due) - now : undefined;
+    },
   };
 }
