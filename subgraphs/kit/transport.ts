@@ -152,6 +152,17 @@ function parseJson(text: string): unknown {
 }
 
 const ABSOLUTE_URL = /^https?:\/\//i;
+
+/**
+ * An upstream's error with the call's credentials scrubbed from everything it passes on: the
+ * message and the field errors' texts (an upstream may echo what it was sent, in either).
+ */
+function scrubError(error: GraphQLError, secrets: readonly string[] = []): GraphQLError {
+  error.message = scrub(error.message, secrets);
+  const { fieldErrors } = error.extensions;
+  if (fieldErrors) error.extensions.fieldErrors = fieldErrors.map(({ field, messages }) => ({ field: scrub(field, secrets), messages: messages.map((message) => scrub(message, secrets)) }));
+  return error;
+}
 const NOTHING_TO_DISCARD = async () => {};
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
@@ -336,8 +347,7 @@ export function createRestTransport(options: RestTransportOptions): RestTranspor
     }
     const error = errorForUpstream({ service, status, body: body ?? text, retryAfter: headers['retry-after'], lookup, cursor: call.followsCursor });
     if (!error) return null;
-    error.message = scrub(error.message, call.secrets ?? []);
-    throw error;
+    throw scrubError(error, call.secrets);
   }
 
   /** One attempt whose body is handed over as a stream, cancelled by the deadline until the stream closes. */
@@ -377,9 +387,7 @@ export function createRestTransport(options: RestTransportOptions): RestTranspor
       }
       const text = await response.body.text().catch(() => '');
       deadline.release();
-      const error = errorForUpstream({ service, status: response.statusCode, body: parseJson(text) ?? text, retryAfter: headers['retry-after'] })!;
-      error.message = scrub(error.message, call.secrets ?? []);
-      throw error;
+      throw scrubError(errorForUpstream({ service, status: response.statusCode, body: parseJson(text) ?? text, retryAfter: headers['retry-after'] })!, call.secrets);
     },
     async close() {
       await Promise.all([...pools.values()].map((pool) => pool.close()));

@@ -111,7 +111,7 @@ describe('importStatusChanged', () => {
     const id = await createImport('petstore.json');
     const wrongKey = 'wrong-imports-apikey-5e6f7a8b';
     knownSecrets.add(wrongKey);
-    const cases = [
+    const cases: { params: Record<string, string>; code: string }[] = [
       { params: {}, code: 'UNAUTHENTICATED' },
       { params: { 'x-imports-apikey': wrongKey }, code: 'UNAUTHENTICATED' },
       { params: { 'x-imports-apikey': OTHER_APIKEY }, code: 'NOT_FOUND' },
