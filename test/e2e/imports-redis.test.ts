@@ -7,6 +7,8 @@ import { waitUntil } from '../support/waitFor.ts';
 
 const redis = await startRedis();
 const emulator = await startImportsEmulator();
+// Jobs change only when a test forces a status, never because real time passed.
+await emulator.control.control('processing', { ms: 3_600_000 });
 const closers: (() => Promise<void>)[] = [];
 afterAll(async () => {
   for (const close of closers.reverse()) await close();

@@ -10,8 +10,11 @@ const control = emulator.control;
 const auth = { 'x-imports-apikey': DEMO_APIKEY };
 const WATCH = 'subscription ($id: ID!) { importStatusChanged(id: $id) { id status statusText final messages } }';
 
+/** Jobs finish when a test moves the emulator's clock, never because real time passed. */
+const PROCESSING_MS = 600_000;
 beforeEach(async () => {
   await control.reset();
+  await control.control('processing', { ms: PROCESSING_MS });
 });
 
 async function createImport(file: string, extra: Record<string, unknown> = {}): Promise<string> {
@@ -46,7 +49,7 @@ describe('importStatusChanged', () => {
 
     // Nothing changed: a poll after the first second, and nothing sent.
     await pollOnce(id, 1000);
-    await control.control('clock', { advanceMs: 3000 });
+    await control.control('clock', { advanceMs: PROCESSING_MS });
     // The wait doubled after a poll that saw no change.
     expect(subgraph.clock.nextDueIn()).toBe(2000);
     await pollOnce(id, 2000);
@@ -64,7 +67,7 @@ describe('importStatusChanged', () => {
     const overSse = subscribeSse(gateway.graphqlUrl, WATCH, { variables: { id }, headers: auth });
     await overWs.waitFor(1);
     await overSse.waitFor(1);
-    await control.control('clock', { advanceMs: 3000 });
+    await control.control('clock', { advanceMs: PROCESSING_MS });
     await pollOnce(id, 1000);
     await Promise.all([overWs.ended, overSse.ended]);
     for (const watcher of [overWs, overSse]) {
@@ -77,7 +80,7 @@ describe('importStatusChanged', () => {
 
   it('sends one final status and completes at once for a job that is already over', async () => {
     const id = await createImport('no-base-path.yaml');
-    await control.control('clock', { advanceMs: 3000 });
+    await control.control('clock', { advanceMs: PROCESSING_MS });
     const watcher = subscribeWs(gateway.graphqlUrl, WATCH, { variables: { id }, connectionParams: auth });
     await watcher.ended;
     expect(statusesOf(watcher.results)).toEqual(['FAILED']);

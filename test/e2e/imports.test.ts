@@ -8,8 +8,11 @@ const { emulator, gateway } = await startImportsSlice();
 const control = emulator.control;
 const auth = { 'x-imports-apikey': DEMO_APIKEY };
 
+/** Jobs finish when a test moves the emulator's clock, never because real time passed. */
+const PROCESSING_MS = 600_000;
 beforeEach(async () => {
   await control.reset();
+  await control.control('processing', { ms: PROCESSING_MS });
 });
 
 const IMPORT_FIELDS = 'id type status statusText final message messages';
@@ -49,7 +52,7 @@ describe('imports', () => {
   it('reads an import by id, null (no error) when absent or another account’s, and the job moves on the emulator clock', async () => {
     await create({ apiId: 'api_1001', fileLocation: emulator.file('petstore.json') });
     expect((await read('imp_0001')).data!.import).toMatchObject({ id: 'imp_0001', status: 'IN_PROGRESS' });
-    await control.control('clock', { advanceMs: 3000 });
+    await control.control('clock', { advanceMs: PROCESSING_MS });
     const done = await read('imp_0001');
     expect(done.data!.import).toMatchObject({ status: 'COMPLETED', statusText: 'completed', final: true });
     expect(done.data!.import!.message).toMatch(/^Imported 2 paths of "Pet store" 1.0.0 into new version ver_300/);
@@ -139,7 +142,7 @@ describe('imports', () => {
     await control.control('dialect', { resources: 'jsonapi' });
     const created = await create({ apiId: 'api_1002', fileLocation: emulator.file('no-base-path.yaml') });
     expect(created.data!.createImport).toMatchObject({ id: 'imp_0001', type: 'swagger', status: 'IN_PROGRESS' });
-    await control.control('clock', { advanceMs: 3000 });
+    await control.control('clock', { advanceMs: PROCESSING_MS });
     const failed = await read('imp_0001');
     expect(failed.data!.import).toMatchObject({ status: 'FAILED', final: true });
     expect(failed.data!.import!.message).toContain('names no base path');
