@@ -128,6 +128,18 @@ describe('importStatusChanged', () => {
     expect(await subgraph.gauge('imports_status_watches')).toBe(0);
   });
 
+  it('ends the subscribers of a key the service refuses while polling, with the error', async () => {
+    const id = await createImport('petstore.json');
+    const watcher = subscribeWs(gateway.graphqlUrl, WATCH, { variables: { id }, connectionParams: auth });
+    await watcher.waitFor(1);
+    await control.fault({ path: `/v1/imports/${id}`, method: 'GET', status: 401, body: { errors: [{ status: 401, title: 'Unauthorized', detail: 'The API key was revoked' }] }, times: 1 });
+    await pollOnce(id, 1000);
+    await watcher.ended;
+    expect(watcher.results).toHaveLength(2);
+    expect(watcher.results[1]!.errors?.map((error) => [error.extensions?.code, error.message])).toEqual([['UNAUTHENTICATED', 'imports: The API key was revoked']]);
+    await waitUntil(async () => (await subgraph.gauge('imports_status_watches')) === 0, () => 'the watch to end');
+  });
+
   it('waits as long as a Retry-After asks before polling again', async () => {
     const id = await createImport('petstore.json');
     const watcher = subscribeWs(gateway.graphqlUrl, WATCH, { variables: { id }, connectionParams: auth });
