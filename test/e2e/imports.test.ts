@@ -70,7 +70,7 @@ describe('imports', () => {
     const anonymous = await create({ apiId: 'api_1001', fileLocation: emulator.file('petstore.json') }, {});
     expect(firstError(anonymous)?.extensions).toMatchObject({ code: 'UNAUTHENTICATED', service: 'imports' });
     expect(firstError(await read('imp_0001', {}))?.extensions).toMatchObject({ code: 'UNAUTHENTICATED' });
-    for (const fileLocation of ['ftp://files.example/api.yaml', 'api.yaml', '/__emulator/files/petstore.json', '', 'javascript:alert(1)']) {
+    for (const fileLocation of [`https://files.example/${'a'.repeat(2048)}.yaml`, 'ftp://files.example/api.yaml', 'api.yaml', '/__emulator/files/petstore.json', '', 'javascript:alert(1)']) {
       const result = await create({ apiId: 'api_1001', fileLocation });
       expect(firstError(result)?.extensions, fileLocation).toMatchObject({ code: 'BAD_USER_INPUT', argument: 'input.fileLocation' });
     }
