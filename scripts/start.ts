@@ -26,12 +26,19 @@ runMain(async () => {
     'Try:',
     `  ${curl} -d '{"query":"{ rewardCatalog { name rewards { name } } redemption(id: \\"rd_001\\") { state reward { name displayPrice } } }"}'`,
     `  ${curl} -d '{"query":"{ dashboard(slug: \\"api-health\\") { name widgets { totalCount edges { node { title environment { name isDefault } } } } } dashboardStats { quotaRemaining } }"}'`,
+    ...stack.services
+      .filter((service) => service.name === 'imports' && service.emulatorUrl)
+      .map((service) => `  ${curl} -d '{"query":"mutation { createImport(input: { apiId: \\"api_1001\\", fileLocation: \\"${service.emulatorUrl}/__emulator/files/petstore.json\\" }) { id status } }"}'`),
     '',
     'Subscriptions (graphql-ws on the same URL as ws://…/graphql with the headers as connectionParams, or SSE with Accept: text/event-stream):',
     '  subscription { bonusCreated { occurredAt bonus { hashtag reason giver { displayName } receivers { displayName } } } }',
     ...stack.services
       .filter((service) => service.name === 'recognition' && service.emulatorUrl)
       .map((service) => `  then give a bonus:  curl -s -X POST ${service.emulatorUrl}/__emulator/bonuses -H 'content-type: application/json' -d '{"hashtag":"#shipit"}'`),
+    '  subscription { importStatusChanged(id: "imp_0001") { status statusText final messages } }',
+    ...stack.services
+      .filter((service) => service.name === 'imports' && service.emulatorUrl)
+      .map((service) => `  then finish the job:  curl -s -X POST ${service.emulatorUrl}/__emulator/clock -H 'content-type: application/json' -d '{"advanceMs":3000}'`),
     '',
   ];
   console.log(lines.join('\n'));
