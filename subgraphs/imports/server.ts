@@ -11,7 +11,7 @@ import { API_VERSION_PATH, createImportsClient } from './client.ts';
 import type { ImportsConfig } from './config.ts';
 import { makeContext, type ImportsContext } from './context.ts';
 import { createRedisLeases } from './leases.ts';
-import { createStatusPoller } from './poller.ts';
+import { createStatusPoller, type PollerStats } from './poller.ts';
 import { resolvers } from './resolvers/index.ts';
 
 const typeDefs = parse(readFileSync(new URL('../../schema/imports.graphql', import.meta.url), 'utf8'));
@@ -34,38 +34,22 @@ export async function createImportsSubgraph(config: ImportsConfig, logger: Logge
     logger,
   });
   const dependencies = { transport, baseUrl, poller, logger };
-  new Gauge({
-    name: 'imports_status_watches',
-    help: 'Imports whose status this process follows for subscribers (one poller each at most)',
-    registers: [metrics.registry],
-    collect() {
-      this.set(poller.stats().watches);
-    },
-  });
-  new Gauge({
-    name: 'imports_status_polls',
-    help: 'Polls of import statuses this process made since start (with Redis, only the lease holder polls an import)',
-    registers: [metrics.registry],
-    collect() {
-      this.set(poller.stats().polls);
-    },
-  });
-  new Gauge({
-    name: 'imports_status_ticks',
-    help: 'Poller wake-ups since start: a poll, or a try for a lease another replica holds',
-    registers: [metrics.registry],
-    collect() {
-      this.set(poller.stats().ticks);
-    },
-  });
-  new Gauge({
-    name: 'imports_status_subscriptions',
-    help: 'Subscriptions to import status changes in this process',
-    registers: [metrics.registry],
-    collect() {
-      this.set(poller.stats().subscribers);
-    },
-  });
+  const gauges: [name: string, help: string, read: (stats: PollerStats) => number][] = [
+    ['imports_status_watches', 'Imports whose status this process follows for subscribers (one poller each at most)', (stats) => stats.watches],
+    ['imports_status_subscriptions', 'Subscriptions to import status changes in this process', (stats) => stats.subscribers],
+    ['imports_status_polls', 'Polls of import statuses this process made since start (with Redis, only the lease holder polls an import)', (stats) => stats.polls],
+    ['imports_status_ticks', 'Poller wake-ups since start: a poll, or a try for a lease another replica holds', (stats) => stats.ticks],
+  ];
+  for (const [name, help, read] of gauges) {
+    new Gauge({
+      name,
+      help,
+      registers: [metrics.registry],
+      collect() {
+        this.set(read(poller.stats()));
+      },
+    });
+  }
 
   return {
     name: 'imports',
