@@ -55,7 +55,7 @@ export type Mutation = {
    * service processes it in the background: the answer is the job as it is now, usually
    * `IN_PROGRESS`; follow it with `importStatusChanged`.
    */
-  createImport: Import;
+  createImport: Maybe<Import>;
 };
 
 
@@ -221,7 +221,7 @@ export type ImportResolvers<ContextType = ImportsContext, ParentType extends Res
 export type ImportStatusResolvers = EnumResolverSignature<{ COMPLETED?: any, FAILED?: any, IN_PROGRESS?: any, OTHER?: any }, ResolversTypes['ImportStatus']>;
 
 export type MutationResolvers<ContextType = ImportsContext, ParentType extends ResolversParentTypes['Mutation'] = ResolversParentTypes['Mutation']> = ResolversObject<{
-  createImport?: Resolver<ResolversTypes['Import'], ParentType, ContextType, RequireFields<MutationCreateImportArgs, 'input'>>;
+  createImport?: Resolver<Maybe<ResolversTypes['Import']>, ParentType, ContextType, RequireFields<MutationCreateImportArgs, 'input'>>;
 }>;
 
 export type QueryResolvers<ContextType = ImportsContext, ParentType extends ResolversParentTypes['Query'] = ResolversParentTypes['Query']> = ResolversObject<{
