@@ -138,6 +138,13 @@ describe('imports', () => {
     expect(firstError(linkless)?.extensions).toMatchObject({ code: 'UPSTREAM_ERROR', status: 202 });
   });
 
+  it('takes an answer that is the import itself, instead of a link, without reading it again', async () => {
+    await control.fault({ path: '/v1/imports', method: 'POST', status: 201, body: { id: 'imp_0042', type: 'swagger', status: 'in_progress', message: null }, times: 1 });
+    const result = await create({ apiId: 'api_1001', fileLocation: emulator.file('petstore.json') });
+    expect(result).toEqual({ data: { createImport: { id: 'imp_0042', type: 'swagger', status: 'IN_PROGRESS', statusText: 'in_progress', final: false, message: null, messages: [] } } });
+    expect(await calls()).toEqual(['POST /v1/imports']);
+  });
+
   it('reads the JSON:API form of imports and links as well as the plain one', async () => {
     await control.control('dialect', { resources: 'jsonapi' });
     const created = await create({ apiId: 'api_1002', fileLocation: emulator.file('no-base-path.yaml') });
