@@ -2,6 +2,8 @@
 
 /** The demo account's API key (`npm start` presets it in Sandbox as `x-imports-apikey`). */
 export const DEMO_APIKEY = 'demo-imports-apikey-2c7e9a4f1b8d6e3a';
+/** A second key of the demo account (a teammate's): it sees the same APIs and imports. */
+export const TEAMMATE_APIKEY = 'demo-imports-teammate-apikey-4a8c2e6f0b1d3e5a';
 /** A second account's key: its imports are another account's, so the demo key cannot read them, nor it the demo's. */
 export const OTHER_APIKEY = 'demo-imports-other-apikey-7d1f4b9e3c6a2e8b';
 
@@ -40,7 +42,7 @@ export interface ImportsState {
   nextVersion: number;
 }
 
-export const ACCOUNTS: Readonly<Record<string, string>> = { [DEMO_APIKEY]: 'acc_demo', [OTHER_APIKEY]: 'acc_other' };
+export const ACCOUNTS: Readonly<Record<string, string>> = { [DEMO_APIKEY]: 'acc_demo', [TEAMMATE_APIKEY]: 'acc_demo', [OTHER_APIKEY]: 'acc_other' };
 
 export function seedImports(): ImportsState {
   return {

@@ -1,5 +1,5 @@
 import { beforeEach, describe, expect, it } from 'vitest';
-import { DEMO_APIKEY, OTHER_APIKEY } from '../../emulators/imports/data.ts';
+import { DEMO_APIKEY, OTHER_APIKEY, TEAMMATE_APIKEY } from '../../emulators/imports/data.ts';
 import { knownSecrets } from '../support/logs.ts';
 import { startImportsSlice } from '../support/importsPieces.ts';
 import { subscribeWs, subscribeSse } from '../support/subscribers.ts';
@@ -138,6 +138,25 @@ describe('importStatusChanged', () => {
     expect(watcher.results).toHaveLength(2);
     expect(watcher.results[1]!.errors?.map((error) => [error.extensions?.code, error.message])).toEqual([['UNAUTHENTICATED', 'imports: The API key was revoked']]);
     await waitUntil(async () => (await subgraph.gauge('imports_status_watches')) === 0, () => 'the watch to end');
+  });
+
+  it('goes on polling with another subscriber’s key when the one it used is refused', async () => {
+    const id = await createImport('petstore.json');
+    const first = subscribeWs(gateway.graphqlUrl, WATCH, { variables: { id }, connectionParams: auth });
+    await first.waitFor(1);
+    const teammate = subscribeWs(gateway.graphqlUrl, WATCH, { variables: { id }, connectionParams: { 'x-imports-apikey': TEAMMATE_APIKEY } });
+    await teammate.waitFor(1);
+    await subgraph.subscriptions(2);
+    // The poll uses the first subscriber's key; the service refuses it this once.
+    await control.fault({ path: `/v1/imports/${id}`, method: 'GET', status: 401, times: 1 });
+    await pollOnce(id, 1000);
+    await first.ended;
+    expect(first.results[1]!.errors?.map((error) => error.extensions?.code)).toEqual(['UNAUTHENTICATED']);
+    await subgraph.subscriptions(1);
+    await control.control('clock', { advanceMs: PROCESSING_MS });
+    await pollOnce(id, subgraph.clock.nextDueIn()!);
+    await teammate.ended;
+    expect(statusesOf(teammate.results)).toEqual(['IN_PROGRESS', 'COMPLETED']);
   });
 
   it('waits as long as a Retry-After asks before polling again', async () => {

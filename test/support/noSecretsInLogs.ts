@@ -2,7 +2,7 @@ import { afterAll, expect } from 'vitest';
 import { DEMO_TOKENS } from '../../emulators/recognition/data.ts';
 import { DEMO_CREDENTIALS } from '../../emulators/marketplace/data.ts';
 import { DEMO_TOKEN as DASHBOARDS_DEMO_TOKEN } from '../../emulators/dashboards/data.ts';
-import { DEMO_APIKEY as IMPORTS_DEMO_APIKEY, OTHER_APIKEY as IMPORTS_OTHER_APIKEY } from '../../emulators/imports/data.ts';
+import { DEMO_APIKEY as IMPORTS_DEMO_APIKEY, OTHER_APIKEY as IMPORTS_OTHER_APIKEY, TEAMMATE_APIKEY as IMPORTS_TEAMMATE_APIKEY } from '../../emulators/imports/data.ts';
 import { capturedLogs, knownSecrets } from './logs.ts';
 
 for (const token of Object.values(DEMO_TOKENS)) knownSecrets.add(token);
@@ -10,6 +10,7 @@ for (const secret of [DEMO_CREDENTIALS.apiKey, DEMO_CREDENTIALS.accountKey, DEMO
 knownSecrets.add(DASHBOARDS_DEMO_TOKEN);
 knownSecrets.add(IMPORTS_DEMO_APIKEY);
 knownSecrets.add(IMPORTS_OTHER_APIKEY);
+knownSecrets.add(IMPORTS_TEAMMATE_APIKEY);
 
 /** After every end-to-end file: nothing any server logged holds a credential the file used. */
 afterAll(() => {
