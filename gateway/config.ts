@@ -1,5 +1,7 @@
 import { readBoolean, readInt, readPort, readUrl, ConfigError, type Env } from '../lib/config.ts';
-import { SUBGRAPHS, defaultSubgraphUrl, subgraphUrlEnv } from './subgraphs.ts';
+import { SERVICES, defaultSubgraphUrl } from '../lib/services.ts';
+import { readAuthSettings } from './auth/config.ts';
+import type { AuthSettings } from './auth/authenticate.ts';
 
 export interface GatewayConfig {
   port: number;
@@ -26,13 +28,29 @@ export interface GatewayConfig {
   vendorTelemetry: boolean;
   /** The gateway's public URL, on which download links are built; the request's Host when unset. */
   publicUrl?: string | undefined;
+  /** The graph's own OAuth 2.0 (off by default). */
+  auth: AuthSettings;
+  /** Where a partner's explorer gets a token, published at /.well-known/oauth-protected-resource. */
+  explorer: { authorizationServers: string[]; tokenUrl?: string | undefined; authorizeUrl?: string | undefined; scopes: string[] };
+  /**
+   * The gateway's own fast paths beside Apollo's, each of which can be turned off to diagnose or
+   * to compare. The pass-through serves only operations the single-fetch shortcut has planned.
+   */
+  fastPaths: FastPaths;
+}
+
+export interface FastPaths {
+  /** A one-subgraph plan's answer returned as the subgraph sent it, without Apollo's reshaping. */
+  singleFetch: boolean;
+  /** Repeats of such an operation answered without Apollo Server. */
+  passThrough: boolean;
 }
 
 export function readGatewayConfig(env: Env, overrides: Partial<GatewayConfig> = {}): GatewayConfig {
   const production = env.NODE_ENV === 'production';
   const subgraphUrls: Record<string, string> = {};
-  for (const entry of SUBGRAPHS) {
-    subgraphUrls[entry.name] = readUrl(env, subgraphUrlEnv(entry.name)) ?? defaultSubgraphUrl(entry);
+  for (const service of SERVICES) {
+    subgraphUrls[service.name] = readUrl(env, service.env.subgraphUrl) ?? defaultSubgraphUrl(service);
   }
   let sandboxHeaders: Record<string, string> = {};
   if (env.SANDBOX_HEADERS) {
@@ -58,6 +76,11 @@ export function readGatewayConfig(env: Env, overrides: Partial<GatewayConfig> = 
       maxFields: readInt(env, 'MAX_QUERY_FIELDS', 1000, { min: 10, max: 100_000 }),
     },
     publicUrl: readUrl(env, 'PUBLIC_URL'),
+    ...readAuthSettings(env),
+    fastPaths: {
+      singleFetch: readBoolean(env, 'GATEWAY_SINGLE_FETCH', true),
+      passThrough: readBoolean(env, 'GATEWAY_PASS_THROUGH', true),
+    },
     ...overrides,
   };
 }

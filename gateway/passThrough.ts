@@ -5,13 +5,7 @@ import { createRepeatOperations } from '../lib/repeatOperations.ts';
 import type { SubgraphAnswer } from './fetcher.ts';
 import type { OperationMetrics } from './metricsPlugin.ts';
 import type { SubgraphDataSource, SubgraphRequest } from './subgraphDataSource.ts';
-import type { GatewayContext } from './server.ts';
-
-/** What a subgraph answered, or how reaching it failed, before Apollo Server ran the request. */
-export interface Prefetched {
-  serviceName: string;
-  outcome: { answer: SubgraphAnswer } | { error: unknown };
-}
+import type { GatewayContext, Prefetched } from './context.ts';
 
 export type PassThroughOutcome = { served: true } | { served: false; prefetched?: Prefetched };
 

@@ -17,10 +17,10 @@ import {
 import type { ApolloGateway } from '@apollo/gateway';
 import type { FetchNode } from '@apollo/query-planner';
 import { operationFromDocument } from '@apollo/federation-internals';
-import type { Planner } from './subscriptions/planning.ts';
+import type { Planner } from './planner.ts';
 import { createBoundedCache } from '../lib/boundedCache.ts';
 import { subgraphRequestFor, type PassThrough } from './passThrough.ts';
-import type { GatewayContext } from './server.ts';
+import type { GatewayContext } from './context.ts';
 import type { SubgraphDataSource } from './subgraphDataSource.ts';
 
 type GatewayInterface = Pick<ApolloGateway, 'load' | 'onSchemaLoadOrUpdate' | 'stop'>;

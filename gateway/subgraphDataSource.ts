@@ -1,9 +1,9 @@
 import type { GraphQLDataSource, GraphQLDataSourceProcessOptions } from '@apollo/gateway';
-import { ErrorCode, graphError } from '../subgraphs/kit/errors.ts';
-import { GATEWAY_ORIGIN_HEADER } from '../subgraphs/kit/downloads.ts';
+import { ErrorCode, graphError } from '../lib/errors.ts';
+import { GATEWAY_ORIGIN_HEADER } from '../lib/downloads.ts';
 import { credentialHeadersFor } from './credentials.ts';
 import type { SubgraphAnswer, UndiciFetcher } from './fetcher.ts';
-import type { GatewayContext } from './server.ts';
+import type { GatewayContext } from './context.ts';
 
 type GatewayGraphQLResponse = Awaited<ReturnType<GraphQLDataSource['process']>>;
 type CachePolicy = { restrict(hint: { maxAge?: number; scope?: 'PUBLIC' | 'PRIVATE' }): void };

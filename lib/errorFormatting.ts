@@ -1,25 +1,17 @@
 import { GraphQLError, parse, visit, type ASTNode, type GraphQLFormattedError } from 'graphql';
-import { unwrapResolverError } from '@apollo/server/errors';
+import { ApolloServerErrorCode, unwrapResolverError } from '@apollo/server/errors';
+import { ErrorCode } from './errors.ts';
 import type { Logger } from './logger.ts';
 
-const KNOWN_CODES = new Set([
-  'BAD_USER_INPUT',
-  'UNAUTHENTICATED',
-  'FORBIDDEN',
-  'NOT_FOUND',
-  'CONFLICT',
-  'TEAPOT',
-  'RATE_LIMITED',
-  'DATA_NOT_READY',
-  'CURSOR_EXPIRED',
-  'UPSTREAM_ERROR',
-  'UPSTREAM_UNAVAILABLE',
-  'GRAPHQL_PARSE_FAILED',
-  'GRAPHQL_VALIDATION_FAILED',
-  'PERSISTED_QUERY_NOT_FOUND',
-  'PERSISTED_QUERY_NOT_SUPPORTED',
-  'OPERATION_RESOLUTION_FAILURE',
-  'BAD_REQUEST',
+/** Our own codes, and the ones Apollo Server raises for a request it refuses. */
+const KNOWN_CODES = new Set<string>([
+  ...Object.values(ErrorCode),
+  ApolloServerErrorCode.GRAPHQL_PARSE_FAILED,
+  ApolloServerErrorCode.GRAPHQL_VALIDATION_FAILED,
+  ApolloServerErrorCode.PERSISTED_QUERY_NOT_FOUND,
+  ApolloServerErrorCode.PERSISTED_QUERY_NOT_SUPPORTED,
+  ApolloServerErrorCode.OPERATION_RESOLUTION_FAILURE,
+  ApolloServerErrorCode.BAD_REQUEST,
 ]);
 
 /**

@@ -1,3 +1,4 @@
+import { readInt, type Env } from '../../lib/config.ts';
 import { createClock, type EmulatorDefinition, type EmulatorClock } from '../kit/emulator.ts';
 import { fieldsBody, jsonBody } from '../kit/bodies.ts';
 import type { Reply, Route, RouteRequest } from '../kit/router.ts';
@@ -30,6 +31,11 @@ export interface RecognitionEmulatorOptions {
 
 export interface RecognitionEmulator extends EmulatorDefinition {
   state(): RecognitionState;
+}
+
+/** The emulator's settings: how long its first webhook redelivery waits. */
+export function readRecognitionEmulatorOptions(env: Env): RecognitionEmulatorOptions {
+  return { deliveryRetryMs: readInt(env, 'RECOGNITION_EMULATOR_RETRY_MS', 500, { min: 1, max: 60_000 }) };
 }
 
 export function createRecognitionEmulator({ clock = createClock(), deliveryRetryMs = 500 }: RecognitionEmulatorOptions = {}): RecognitionEmulator {

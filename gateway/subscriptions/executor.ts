@@ -4,9 +4,10 @@ import { executeQueryPlan, type GraphQLDataSource } from '@apollo/gateway';
 import type { Logger } from '../../lib/logger.ts';
 import { apolloLogger } from '../../lib/logger.ts';
 import { formatGraphError } from '../../lib/errorFormatting.ts';
-import { ErrorCode, graphError } from '../../subgraphs/kit/errors.ts';
+import { ErrorCode, graphError } from '../../lib/errors.ts';
 import { credentialHeadersFor, requiredCredentialHeaders } from '../credentials.ts';
-import { CURSOR_ALIAS, RESUME_VARIABLE, type Planner, type SubscriptionPlan } from './planning.ts';
+import type { Planner } from '../planner.ts';
+import { CURSOR_ALIAS, RESUME_VARIABLE, type SubscriptionPlan } from './planning.ts';
 import { createPushIterator, type PushIterator } from './pushIterator.ts';
 import { openUpstream, type Upstream } from './upstream.ts';
 

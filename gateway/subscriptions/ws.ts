@@ -17,9 +17,9 @@ export function attachWebSocketTransport({ server, schema, runner, logger, rules
     {
       schema,
       validate: (validationSchema, document) => validate(validationSchema, document, [...specifiedRules, ...rules]),
-      context: (ctx) => ({ headers: lowerCaseKeys(ctx.connectionParams) }),
-      subscribe: (args) => runner.subscribe({ ...args, headers: (args.contextValue as { headers: Headers }).headers }),
-      execute: (args) => runner.execute({ ...args, headers: (args.contextValue as { headers: Headers }).headers }),
+      context: (ctx) => ({ headers: lowerCaseKeys(ctx.connectionParams), remoteAddress: (ctx.extra as { request?: http.IncomingMessage }).request?.socket.remoteAddress }),
+      subscribe: (args) => runner.subscribe({ ...args, ...(args.contextValue as { headers: Headers; remoteAddress?: string }) }),
+      execute: (args) => runner.execute({ ...args, ...(args.contextValue as { headers: Headers; remoteAddress?: string }) }),
       // Every result of the runner is already formatted: send it as it is.
       onNext: (_ctx, _id, _payload, _args, result) => result as FormattedExecutionResult,
       // Validation errors come without a code; give them the one HTTP clients see.

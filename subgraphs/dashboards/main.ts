@@ -7,6 +7,6 @@ import { createDashboardsSubgraph } from './server.ts';
 runMain(async () => {
   const config = readDashboardsConfig(process.env);
   const logger = createLogger({ name: 'dashboards-subgraph' });
-  const { url } = await startSubgraph(createDashboardsSubgraph(config, logger), { port: config.port, host: config.host });
+  const { url } = await startSubgraph(createDashboardsSubgraph(config, logger), config);
   console.log(`dashboards subgraph on ${url}/graphql (upstream ${config.apiUrl})`);
 });

@@ -1,4 +1,5 @@
-import { ConfigError, readInt, readPort, readUrl, type Env } from '../../lib/config.ts';
+import { ConfigError, readInt, readUrl, type Env } from '../../lib/config.ts';
+import { SERVICE_ENTRY, readSubgraphBasics } from '../../lib/services.ts';
 
 export interface ImportsConfig {
   port: number;
@@ -6,6 +7,7 @@ export interface ImportsConfig {
   /** The spec's `{import_url}`; the client adds `/v1`. */
   apiUrl: string;
   timeoutMs: number;
+  compiledExecution: boolean;
   /** One poller per import across replicas (a lease in Redis) when set; one per process otherwise. */
   redisUrl?: string;
   /** The first wait between two polls of a job; it doubles while the status holds, up to `pollMaxMs`. */
@@ -15,24 +17,18 @@ export interface ImportsConfig {
   leaseMs: number;
 }
 
-export const IMPORTS_SUBGRAPH_PORT = 4005;
-export const IMPORTS_EMULATOR_PORT = 4105;
-
 export function readImportsConfig(env: Env, overrides: Partial<ImportsConfig> = {}): ImportsConfig {
-  const apiUrl = overrides.apiUrl ?? readUrl(env, 'IMPORTS_API_URL') ?? `http://127.0.0.1:${readPort(env, 'IMPORTS_EMULATOR_PORT', IMPORTS_EMULATOR_PORT)}`;
+  const basics = readSubgraphBasics(env, SERVICE_ENTRY.imports, overrides.apiUrl);
   const pollInitialMs = readInt(env, 'IMPORTS_POLL_INITIAL_MS', 1000, { min: 10, max: 600_000 });
   const pollMaxMs = readInt(env, 'IMPORTS_POLL_MAX_MS', 30_000, { min: 10, max: 3_600_000 });
   if (pollMaxMs < pollInitialMs) throw new ConfigError(`IMPORTS_POLL_MAX_MS (${pollMaxMs}) must not be below IMPORTS_POLL_INITIAL_MS (${pollInitialMs}).`);
-  const config: ImportsConfig = {
-    port: readPort(env, 'IMPORTS_SUBGRAPH_PORT', IMPORTS_SUBGRAPH_PORT),
-    host: env.HOST ?? '127.0.0.1',
-    timeoutMs: readInt(env, 'IMPORTS_TIMEOUT_MS', 10_000, { min: 100, max: 120_000 }),
+  return {
+    ...basics,
     ...(readUrl(env, 'REDIS_URL', ['redis:', 'rediss:']) ? { redisUrl: env.REDIS_URL } : {}),
     pollInitialMs,
     pollMaxMs,
     leaseMs: readInt(env, 'IMPORTS_LEASE_MS', pollMaxMs + 15_000, { min: 100, max: 3_600_000 }),
     ...overrides,
-    apiUrl,
+    apiUrl: basics.apiUrl,
   };
-  return config;
 }

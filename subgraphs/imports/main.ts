@@ -7,6 +7,6 @@ import { createImportsSubgraph } from './server.ts';
 runMain(async () => {
   const config = readImportsConfig(process.env);
   const logger = createLogger({ name: 'imports-subgraph' });
-  const { url } = await startSubgraph(await createImportsSubgraph(config, logger), { port: config.port, host: config.host });
+  const { url } = await startSubgraph(await createImportsSubgraph(config, logger), config);
   console.log(`imports subgraph on ${url}/graphql (upstream ${config.apiUrl}/v1${config.redisUrl ? ', one poller per import across replicas via Redis' : ''})`);
 });

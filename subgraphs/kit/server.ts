@@ -51,6 +51,8 @@ export interface StartOptions {
   port: number;
   /** @default '127.0.0.1' */
   host?: string;
+  /** Queries compiled by graphql-jit, repeats served without Apollo Server; off, Apollo Server runs graphql-js. @default true */
+  compiledExecution?: boolean;
 }
 
 function routeMatches(route: SubgraphRoute, method: string, path: string): boolean {
@@ -59,13 +61,13 @@ function routeMatches(route: SubgraphRoute, method: string, path: string): boole
 }
 
 /** The bootstrap every subgraph uses: Apollo subgraph on `/graphql`, `/health`, `/metrics`, its own routes. */
-export async function startSubgraph<Context extends BaseContext>(definition: SubgraphDefinition<Context>, { port, host }: StartOptions): Promise<Started> {
+export async function startSubgraph<Context extends BaseContext>(definition: SubgraphDefinition<Context>, { port, host, compiledExecution: compiled = true }: StartOptions): Promise<Started> {
   const { logger } = definition;
   // Apollo types the resolver map's context as unknown; ours is the subgraph's own.
   const schema = buildSubgraphSchema({ typeDefs: definition.typeDefs, resolvers: definition.resolvers as GraphQLResolverMap<unknown> });
-  const execution = compiledExecution(schema);
+  const execution = compiled ? compiledExecution(schema) : undefined;
   const apollo = new ApolloServer<Context>({
-    gateway: execution,
+    ...(execution ? { gateway: execution } : { schema }),
     logger: apolloLogger(logger),
     includeStacktraceInErrorResponses: false,
     formatError: formatGraphError(logger),
@@ -79,7 +81,7 @@ export async function startSubgraph<Context extends BaseContext>(definition: Sub
   const graphql = apolloHandler<Context>({
     server: apollo,
     context: async ({ req }) => definition.context(req.headers),
-    first: (body, req, res) => execution.serve(body, () => definition.context(req.headers), req.headers.accept, res),
+    first: execution ? (body, req, res) => execution.serve(body, () => definition.context(req.headers), req.headers.accept, res) : undefined,
   });
   const routes = definition.routes ?? [];
 

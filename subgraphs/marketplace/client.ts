@@ -1,17 +1,13 @@
+import { SERVICE_ENTRY } from '../../lib/services.ts';
 import { badUserInput, missingCredential, upstreamContractError } from '../kit/errors.ts';
 import { holdsCredential } from '../kit/cursors.ts';
 import { asArray, asBoolean, asNumber, asRecord, asStrings, asText, toNumber } from '../kit/envelopes.ts';
 import type { RestCall, RestTransport, StreamResponse } from '../kit/transport.ts';
 
 /** The gateway headers that carry a caller's marketplace credentials. */
-export const CREDENTIAL_HEADERS = {
-  email: 'x-marketplace-email',
-  apiKey: 'x-marketplace-api-key',
-  accountKey: 'x-marketplace-account-key',
-  userToken: 'x-marketplace-user-token',
-} as const;
+export const CREDENTIAL_HEADERS = SERVICE_ENTRY.marketplace.credentialHeaders;
 export type MarketplaceCredential = Partial<Record<keyof typeof CREDENTIAL_HEADERS, string>>;
-const SERVICE = 'marketplace';
+const SERVICE = SERVICE_ENTRY.marketplace.name;
 
 export interface KeyValueDto {
   key: string;

@@ -7,6 +7,6 @@ import { createMarketplaceSubgraph } from './server.ts';
 runMain(async () => {
   const config = readMarketplaceConfig(process.env);
   const logger = createLogger({ name: 'marketplace-subgraph' });
-  const { url } = await startSubgraph(createMarketplaceSubgraph(config, logger), { port: config.port, host: config.host });
+  const { url } = await startSubgraph(createMarketplaceSubgraph(config, logger), config);
   console.log(`marketplace subgraph on ${url}/graphql (upstream ${config.apiUrl}, marketplace "${config.marketplace}")`);
 });

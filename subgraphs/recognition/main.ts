@@ -7,6 +7,6 @@ import { createRecognitionSubgraph } from './server.ts';
 runMain(async () => {
   const config = readRecognitionConfig(process.env);
   const logger = createLogger({ name: 'recognition-subgraph' });
-  const { url } = await startSubgraph(await createRecognitionSubgraph(config, logger), { port: config.port, host: config.host });
+  const { url } = await startSubgraph(await createRecognitionSubgraph(config, logger), config);
   console.log(`recognition subgraph on ${url}/graphql (upstream ${config.apiUrl})`);
 });
