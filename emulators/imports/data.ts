@@ -29,8 +29,11 @@ export interface EmulatedImport {
   /** On the emulator's clock: the job shows `in_progress` until then. */
   createdAt: number;
   readyAt: number;
-  /** Decided when the job was created (the file is fetched and parsed then); shown once `readyAt` has passed. */
-  outcome: ImportOutcome;
+  /**
+   * The file is fetched and parsed in the background from the moment the job is created; the
+   * outcome is shown once `readyAt` has passed (a read then waits for the work if it is not done).
+   */
+  outcome: Promise<ImportOutcome>;
   /** Set through the control surface: what the job shows instead, whatever the clock says. */
   forced?: { status: string; message: string };
 }

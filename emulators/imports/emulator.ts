@@ -47,7 +47,8 @@ function isHttpUrl(value: string): boolean {
 
 /**
  * The import service (section C of the platform services spec), under `/v1`. A job's file is
- * fetched and parsed when the job is created, so its outcome does not depend on timing; the job
+ * fetched and parsed in the background from its creation, and a read after `readyAt` waits for that
+ * work, so the outcome a test sees never depends on timing; the job
  * shows `in_progress` until `processingMs` have passed on the emulator's clock, then `completed`
  * or `failed` with the parser's messages.
  */
@@ -86,13 +87,13 @@ export function createImportsEmulator(): ImportsEmulator {
 
   const selfLink = (request: RouteRequest, id: string) => `http://${request.headers.host ?? '127.0.0.1'}${API_PREFIX}/imports/${encodeURIComponent(id)}`;
 
-  function statusOf(job: EmulatedImport): { status: string; message: string } {
+  async function statusOf(job: EmulatedImport): Promise<{ status: string; message: string }> {
     if (job.forced) return job.forced;
     return clock.now() >= job.readyAt ? job.outcome : { status: 'in_progress', message: '' };
   }
 
-  function present(request: RouteRequest, job: EmulatedImport): unknown {
-    const { status, message } = statusOf(job);
+  async function present(request: RouteRequest, job: EmulatedImport): Promise<unknown> {
+    const { status, message } = await statusOf(job);
     if (settings.resources === 'jsonapi') return { data: { type: 'imports', id: job.id, attributes: { import_type: 'swagger', status, message }, links: { self: selfLink(request, job.id) } } };
     return { id: job.id, type: 'swagger', status, message };
   }
@@ -112,13 +113,21 @@ export function createImportsEmulator(): ImportsEmulator {
     if (!api) return failure(404, `No API ${apiId.slice(0, 40)} in this account`, 'api_id');
     if (apiVersionId && !api.versions.includes(apiVersionId)) return failure(404, `API ${api.id} has no version ${apiVersionId.slice(0, 40)}`, 'api_version_id');
 
+    // The version a successful import without `api_version_id` creates is named now, so that ids do
+    // not depend on which job's work finishes first.
     const newVersionId = `ver_${state.nextVersion}`;
-    const fetched = await fetchDescription(fileLocation);
-    const outcome: ImportOutcome = 'text' in fetched ? await importDescription(fetched.text, { apiVersionId, newVersionId }) : fetched;
-    if (outcome.status === 'completed' && !apiVersionId) {
-      api.versions.push(newVersionId);
-      state.nextVersion += 1;
-    }
+    if (!apiVersionId) state.nextVersion += 1;
+    const outcome = (async (): Promise<ImportOutcome> => {
+      try {
+        const fetched = await fetchDescription(fileLocation);
+        const result = 'text' in fetched ? await importDescription(fetched.text, { apiVersionId, newVersionId }) : fetched;
+        if (result.status === 'completed' && !apiVersionId) api.versions.push(newVersionId);
+        return result;
+      } catch (error) {
+        // Background work must not crash the emulator: a bug of ours shows as a failed job.
+        return { status: 'failed', message: `The import failed: ${(error as Error).message}` };
+      }
+    })();
     const now = clock.now();
     const job: EmulatedImport = {
       id: `imp_${String(state.nextImport).padStart(4, '0')}`,
@@ -137,9 +146,9 @@ export function createImportsEmulator(): ImportsEmulator {
   }
 
   const createRoute = authenticated(create);
-  const readRoute = authenticated((request, account) => {
+  const readRoute = authenticated(async (request, account) => {
     const job = state.imports.find((candidate) => candidate.id === request.params.id && candidate.account === account);
-    return job ? { status: 200, body: present(request, job) } : failure(404, 'Import not found');
+    return job ? { status: 200, body: await present(request, job) } : failure(404, 'Import not found');
   });
 
   const routes: Route[] = [
@@ -195,7 +204,11 @@ export function createImportsEmulator(): ImportsEmulator {
         return { status: 200, body: settings.rateLimit };
       },
     },
-    { method: 'GET', path: '/__emulator/imports', handler: () => ({ status: 200, body: state.imports.map((job) => ({ ...job, shown: statusOf(job) })) }) },
+    {
+      method: 'GET',
+      path: '/__emulator/imports',
+      handler: async () => ({ status: 200, body: await Promise.all(state.imports.map(async ({ outcome, ...job }) => ({ ...job, outcome: await outcome, shown: await statusOf({ ...job, outcome }) }))) }),
+    },
     {
       method: 'POST',
       path: '/__emulator/imports/:id',

@@ -5,7 +5,7 @@ import { startTestStack, type GraphQLResult } from '../support/stack.ts';
 import { subscribeWs } from '../support/subscribers.ts';
 
 // The whole stack, as `npm start` wires it; a short deadline so that a slow answer is a timeout.
-const t = await startTestStack({ IMPORTS_TIMEOUT_MS: '1500' });
+const t = await startTestStack({ IMPORTS_TIMEOUT_MS: '3000' });
 const emulator = t.emulator('imports');
 const imports = t.stack.services.find((service) => service.name === 'imports')!;
 const file = (name: string) => `${imports.emulatorUrl}/__emulator/files/${name}`;
@@ -32,7 +32,7 @@ describe('the imports API key travels in the URL, and nowhere else', () => {
     await emulator.fault({ path: '/v1/imports/imp_0001', method: 'GET', status: 502, raw: `upstream said: apikey=${DEMO_APIKEY}`, times: 3 });
     responses.push(await read('imp_0001'));
     // A timeout, a dropped connection, a refused key, a file the service cannot fetch.
-    await emulator.fault({ path: '/v1/imports/imp_0001', method: 'GET', latencyMs: 1800, times: 1 });
+    await emulator.fault({ path: '/v1/imports/imp_0001', method: 'GET', latencyMs: 3600, times: 1 });
     responses.push(await read('imp_0001'));
     await emulator.fault({ path: '/v1/imports/imp_0001', method: 'GET', drop: true, times: 3 });
     responses.push(await read('imp_0001'));

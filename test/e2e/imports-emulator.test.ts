@@ -31,9 +31,16 @@ describe('imports emulator', () => {
     const created = await post({ api_id: 'api_1001', file_location: emulator.file('orders.yaml') }, '/v1/imports/');
     expect(created).toMatchObject({ status: 202, body: { type: 'imports', id: 'imp_0001', links: { self: `${emulator.url}/v1/imports/imp_0001` } } });
     expect(await get('imp_0001')).toMatchObject({ status: 200, body: { id: 'imp_0001', type: 'swagger', status: 'in_progress' } });
-    await control.control('clock', { advanceMs: 1500 });
-    expect((await get('imp_0001')).body?.status).toBe('in_progress');
-    await control.control('clock', { advanceMs: 1500 });
+    // A job is in progress for 3 s of the emulator's clock by default.
+    const [job] = (await (await fetch(`${emulator.url}/__emulator/imports`)).json()) as { readyAt: number; createdAt: number }[];
+    expect(job!.readyAt - job!.createdAt).toBe(3000);
+    // Far more here, so that real time passing cannot finish it.
+    await control.control('processing', { ms: 600_000 });
+    await post({ api_id: 'api_1001', file_location: emulator.file('orders.yaml'), api_version_id: 'ver_101' });
+    await control.control('clock', { advanceMs: 300_000 });
+    expect((await get('imp_0002')).body?.status).toBe('in_progress');
+    await control.control('clock', { advanceMs: 300_000 });
+    expect((await get('imp_0002')).body).toMatchObject({ status: 'completed', message: 'Imported 2 paths of "Orders" 2.1.0 into version ver_101 (overwritten)' });
     expect((await get('imp_0001')).body).toMatchObject({ status: 'completed', message: 'Imported 2 paths of "Orders" 2.1.0 into new version ver_300' });
     // The key is masked in the request log.
     expect((await control.requests()).every((request) => request.query.apikey === '[REDACTED]')).toBe(true);
