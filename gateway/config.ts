@@ -2,6 +2,7 @@ import { readBoolean, readInt, readPort, readUrl, ConfigError, type Env } from '
 import { SERVICES, defaultSubgraphUrl } from '../lib/services.ts';
 import { readAuthSettings } from './auth/config.ts';
 import type { AuthSettings } from './auth/authenticate.ts';
+import type { RateLimitSettings } from './rateLimit.ts';
 
 export interface GatewayConfig {
   port: number;
@@ -28,6 +29,10 @@ export interface GatewayConfig {
   vendorTelemetry: boolean;
   /** The gateway's public URL, on which download links are built; the request's Host when unset. */
   publicUrl?: string | undefined;
+  /** A graceful stop on SIGTERM: how long `/ready` fails before new connections are refused, and how long requests then get. */
+  shutdown: { delayMs: number; graceMs: number };
+  /** Token buckets per caller and per client address (off unless a rate is set). */
+  rateLimits: RateLimitSettings;
   /** The graph's own OAuth 2.0 (off by default). */
   auth: AuthSettings;
   /** Where a partner's explorer gets a token, published at /.well-known/oauth-protected-resource. */
@@ -46,6 +51,7 @@ export interface FastPaths {
   passThrough: boolean;
 }
 
+
 export function readGatewayConfig(env: Env, overrides: Partial<GatewayConfig> = {}): GatewayConfig {
   const production = env.NODE_ENV === 'production';
   const subgraphUrls: Record<string, string> = {};
@@ -60,6 +66,8 @@ export function readGatewayConfig(env: Env, overrides: Partial<GatewayConfig> = 
       throw new ConfigError('SANDBOX_HEADERS must be a JSON object of header names to values, such as {"x-recognition-token":"..."}');
     }
   }
+  const callerRate = readInt(env, 'RATE_LIMIT_CALLER_PER_SECOND', 0, { min: 0, max: 1_000_000 });
+  const addressRate = readInt(env, 'RATE_LIMIT_ADDRESS_PER_SECOND', 0, { min: 0, max: 1_000_000 });
   return {
     port: readPort(env, 'GATEWAY_PORT', 4000),
     host: env.HOST ?? '127.0.0.1',
@@ -76,6 +84,16 @@ export function readGatewayConfig(env: Env, overrides: Partial<GatewayConfig> = 
       maxFields: readInt(env, 'MAX_QUERY_FIELDS', 1000, { min: 10, max: 100_000 }),
     },
     publicUrl: readUrl(env, 'PUBLIC_URL'),
+    shutdown: {
+      delayMs: readInt(env, 'GATEWAY_DRAIN_DELAY_MS', 5000, { min: 0, max: 120_000 }),
+      graceMs: readInt(env, 'GATEWAY_SHUTDOWN_GRACE_MS', 25_000, { min: 0, max: 600_000 }),
+    },
+    // A rate of 0 is off; a burst is twice the rate unless set.
+    rateLimits: {
+      caller: { perSecond: callerRate, burst: readInt(env, 'RATE_LIMIT_CALLER_BURST', Math.max(1, 2 * callerRate), { min: 1, max: 10_000_000 }) },
+      address: { perSecond: addressRate, burst: readInt(env, 'RATE_LIMIT_ADDRESS_BURST', Math.max(1, 2 * addressRate), { min: 1, max: 10_000_000 }) },
+      redisUrl: readUrl(env, 'REDIS_URL', ['redis:', 'rediss:']),
+    },
     ...readAuthSettings(env),
     fastPaths: {
       singleFetch: readBoolean(env, 'GATEWAY_SINGLE_FETCH', true),

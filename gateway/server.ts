@@ -29,6 +29,7 @@ import { createDashboard } from './dashboard.ts';
 import { AuthFailure, createAuthenticator, type Authenticated } from './auth/authenticate.ts';
 import { createFieldAccess, withFieldAccess } from './auth/access.ts';
 import { readAccessRequirements, withoutAccessDirectives } from './auth/requirements.ts';
+import { createRateLimiter, rateLimitedError } from './rateLimit.ts';
 
 /** Sandbox's page is public: it asks for nothing but the page, and carries the token box itself. */
 const isLandingPage = (req: http.IncomingMessage) => req.method === 'GET' && String(req.headers.accept ?? '').includes('text/html') && !req.url?.includes('query=');
@@ -37,6 +38,13 @@ export interface StartedGateway extends Started {
   /** The GraphQL endpoint (HTTP, WebSocket and SSE). */
   graphqlUrl: string;
   subscriptions: SubscriptionExecutor;
+  /**
+   * A graceful stop, for SIGTERM: `/ready` answers 503 and streaming clients are told to reconnect
+   * (elsewhere) at once; new requests are still served for `delayMs`, while load balancers notice;
+   * then no new connection is accepted, requests in flight get up to `graceMs` to finish, and
+   * everything closes.
+   */
+  drain(options: { delayMs: number; graceMs: number }): Promise<void>;
 }
 
 /** Apollo Gateway over the static supergraph, on plain node:http, with health, readiness and metrics. */
@@ -72,6 +80,7 @@ export async function startGateway(config: GatewayConfig, logger: Logger): Promi
     ...(config.explorer.tokenUrl ? { token_endpoint: config.explorer.tokenUrl } : {}),
     ...(config.explorer.authorizeUrl ? { authorization_endpoint: config.explorer.authorizeUrl } : {}),
   });
+  const limiter = createRateLimiter(config.rateLimits);
   const access = authenticator.enabled ? createFieldAccess({ schema: planner.graphqlApiSchema, requirements: readAccessRequirements(supergraphSdl) }) : undefined;
   // The outcome of authenticating an HTTP request, for the context Apollo builds from it later.
   const authenticated = new WeakMap<http.IncomingMessage, Authenticated>();
@@ -125,27 +134,46 @@ export async function startGateway(config: GatewayConfig, logger: Logger): Promi
   });
   const executor = createSubscriptionExecutor({ planner, dataSources, subgraphUrl: (name) => dataSources.get(name)?.url ?? '', logger });
   subscriptionMetrics(metrics.registry, executor);
-  const runner = createOperationRunner(executor, apollo, authenticator.enabled ? { authenticator, access } : undefined);
+  const runner = createOperationRunner(executor, apollo, authenticator.enabled || limiter.enabled ? { authenticator, access, limiter } : undefined);
   const sse = createSseTransport({ schema: executor.planner.graphqlApiSchema, runner, rules: [limits], authenticatedOf: (req) => authenticated.get(req) });
   const downloads = createDownloadProxy(config.subgraphUrls, logger);
   const dashboard = config.dashboard ? createDashboard({ demoToken: config.sandboxHeaders['x-recognition-token'] }) : undefined;
 
+  let draining = false;
+  // Requests being answered, streams excepted: a graceful stop waits for them.
+  let inFlight = 0;
+  const whenIdle = new Set<() => void>();
   const server = http.createServer((req, res) => {
     const url = requestUrl(req);
     if (!url) return sendJson(res, 400, { message: 'bad request target' });
+    if (draining) res.setHeader('connection', 'close');
+    if (!(url.pathname === '/graphql' && sse.accepts(req))) {
+      inFlight += 1;
+      res.once('close', () => {
+        inFlight -= 1;
+        if (inFlight === 0) for (const resolve of whenIdle) resolve();
+      });
+    }
     const work = (async () => {
       if (url.pathname.startsWith(DOWNLOADS_PATH)) return downloads.handle(req, res, url);
       if (dashboard?.handles(url.pathname)) return dashboard.handle(req, res, url.pathname);
       switch (url.pathname) {
         case '/graphql':
-          if (authenticator.enabled && !isLandingPage(req)) {
+          if ((authenticator.enabled || limiter.enabled) && !isLandingPage(req)) {
+            let caller: Authenticated;
             try {
-              authenticated.set(req, await authenticator.authenticate(req.headers, req.socket.remoteAddress));
+              caller = await authenticator.authenticate(req.headers, req.socket.remoteAddress);
             } catch (error) {
               if (!(error instanceof AuthFailure)) throw error;
               req.resume();
               return sendJson(res, error.status, { errors: [{ message: error.message, extensions: { code: error.status === 401 ? 'UNAUTHENTICATED' : 'UPSTREAM_UNAVAILABLE' } }] }, { 'www-authenticate': error.wwwAuthenticate });
             }
+            const decision = await limiter.check(caller.headers, caller.principal, req.socket.remoteAddress);
+            if (!decision.allowed) {
+              req.resume();
+              return sendJson(res, 429, { errors: [rateLimitedError(decision)] }, { 'retry-after': String(decision.retryAfterSeconds) });
+            }
+            authenticated.set(req, caller);
           }
           return sse.accepts(req) ? sse.handle(req, res) : graphql(req, res, url);
         case '/.well-known/oauth-protected-resource':
@@ -153,6 +181,7 @@ export async function startGateway(config: GatewayConfig, logger: Logger): Promi
         case '/health':
           return sendJson(res, 200, { status: 'ok' });
         case '/ready': {
+          if (draining) return sendJson(res, 503, { ready: false, draining: true });
           const readiness = await checkReadiness(fetcher, true, config.subgraphUrls);
           return sendJson(res, readiness.ready ? 200 : 503, readiness);
         }
@@ -173,18 +202,40 @@ export async function startGateway(config: GatewayConfig, logger: Logger): Promi
 
   const started = await listen(server, config.port, config.host);
   logger.info({ url: `${started.url}/graphql` }, 'gateway listening');
+  const close = async () => {
+    executor.close();
+    await detachWebSockets();
+    await started.close();
+    await apollo.stop();
+    await fetcher.close();
+    await authenticator.close();
+    await limiter.close();
+    await downloads.close();
+  };
   return {
     url: started.url,
     graphqlUrl: `${started.url}/graphql`,
     subscriptions: executor,
-    async close() {
-      executor.close();
-      await detachWebSockets();
-      await started.close();
-      await apollo.stop();
-      await fetcher.close();
-      await authenticator.close();
-      await downloads.close();
+    close,
+    async drain({ delayMs, graceMs }) {
+      if (draining) return;
+      draining = true;
+      logger.info({ delayMs, graceMs, inFlight }, 'draining: not ready; streaming clients told to reconnect');
+      await detachWebSockets(1012, 'the gateway is restarting: reconnect and resume from your last cursor');
+      await new Promise((resolve) => setTimeout(resolve, delayMs));
+      server.close();
+      server.closeIdleConnections();
+      if (inFlight > 0) {
+        let resolveIdle!: () => void;
+        const idle = new Promise<void>((resolve) => whenIdle.add((resolveIdle = resolve)));
+        const timer = setTimeout(resolveIdle, graceMs);
+        await idle;
+        clearTimeout(timer);
+        whenIdle.delete(resolveIdle);
+      }
+      logger.info({ unfinished: inFlight }, 'drained: closing');
+      // SSE streams still open are cut here; their clients reconnect with their last cursor.
+      await close();
     },
   };
 }

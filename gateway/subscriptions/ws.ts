@@ -10,7 +10,7 @@ import { lowerCaseKeys, type Headers, type OperationRunner } from './operations.
  * graphql-ws (the graphql-transport-ws protocol) on the gateway's `/graphql`, by WebSocket upgrade.
  * Credentials travel in `connectionParams` under the same names as the HTTP headers.
  */
-export function attachWebSocketTransport({ server, schema, runner, logger, rules = [], path = '/graphql' }: { server: http.Server; schema: GraphQLSchema; runner: OperationRunner; logger: Logger; rules?: readonly ValidationRule[]; path?: string }): () => Promise<void> {
+export function attachWebSocketTransport({ server, schema, runner, logger, rules = [], path = '/graphql' }: { server: http.Server; schema: GraphQLSchema; runner: OperationRunner; logger: Logger; rules?: readonly ValidationRule[]; path?: string }): (code?: number, reason?: string) => Promise<void> {
   const wss = new WebSocketServer({ server, path });
   const format = formatGraphError(logger);
   const disposable = useServer<Record<string, unknown> | undefined, Record<string, unknown>>(
@@ -31,9 +31,12 @@ export function attachWebSocketTransport({ server, schema, runner, logger, rules
     },
     wss,
   );
-  return async () => {
-    for (const client of wss.clients) client.close(1001, 'Going away');
-    await disposable.dispose();
-    await new Promise<void>((resolve) => wss.close(() => resolve()));
-  };
+  let detached: Promise<void> | undefined;
+  // Closing with 1012 (service restart) tells graphql-ws clients to reconnect, to another replica.
+  return (code = 1001, reason = 'Going away') =>
+    (detached ??= (async () => {
+      for (const client of wss.clients) client.close(code, reason);
+      await disposable.dispose();
+      await new Promise<void>((resolve) => wss.close(() => resolve()));
+    })());
 }
