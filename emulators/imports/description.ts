@@ -1,5 +1,3 @@
-import SwaggerParser from '@apidevtools/swagger-parser';
-import { parse as parseYaml } from 'yaml';
 import type { ImportOutcome } from './data.ts';
 
 /** Largest description the emulator fetches; the rest is refused, not buffered. */
@@ -62,6 +60,8 @@ function namesBasePath(document: Record<string, unknown>): boolean {
  * description must name its base path: the new version is made from it (the spec's rule).
  */
 export async function importDescription(text: string, { apiVersionId, newVersionId }: { apiVersionId: string | null; newVersionId: string }): Promise<ImportOutcome> {
+  // The parsers load on the first import, not when the emulator starts (every test and `npm start` start one).
+  const [{ parse: parseYaml }, { default: SwaggerParser }] = await Promise.all([import('yaml'), import('@apidevtools/swagger-parser')]);
   let document: unknown;
   try {
     document = parseYaml(text, { maxAliasCount: 100 });

@@ -10,7 +10,6 @@ import { attachSubscriptionServer } from '../kit/events/wsServer.ts';
 import { API_VERSION_PATH, createImportsClient } from './client.ts';
 import type { ImportsConfig } from './config.ts';
 import { makeContext, type ImportsContext } from './context.ts';
-import { createRedisLeases } from './leases.ts';
 import { createStatusPoller, type PollerStats } from './poller.ts';
 import { resolvers } from './resolvers/index.ts';
 
@@ -25,7 +24,8 @@ export interface ImportsSubgraphOptions {
 export async function createImportsSubgraph(config: ImportsConfig, logger: Logger, { clock = systemClock }: ImportsSubgraphOptions = {}): Promise<SubgraphDefinition<ImportsContext>> {
   const baseUrl = `${config.apiUrl}${API_VERSION_PATH}`;
   const { metrics, transport } = createServiceUpstream({ service: 'imports', baseUrl, timeoutMs: config.timeoutMs, logger });
-  const coordinator = config.redisUrl ? await createRedisLeases({ url: config.redisUrl, prefix: 'graph:imports', leaseMs: config.leaseMs, logger }) : undefined;
+  // Loaded only with Redis: a single process never needs the client.
+  const coordinator = config.redisUrl ? await (await import('./leases.ts')).createRedisLeases({ url: config.redisUrl, prefix: 'graph:imports', leaseMs: config.leaseMs, logger }) : undefined;
   const poller = createStatusPoller({
     fetchStatus: (id, apikey) => createImportsClient({ transport, baseUrl, apikey, logger }).getImport(id),
     clock,
