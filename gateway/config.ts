@@ -1,4 +1,5 @@
 import { readBoolean, readInt, readPort, readUrl, ConfigError, type Env } from '../lib/config.ts';
+import type { OperationLimits } from './limits.ts';
 import { SERVICES, defaultSubgraphUrl } from '../lib/services.ts';
 import { readAuthSettings } from './auth/config.ts';
 import type { AuthSettings } from './auth/authenticate.ts';
@@ -23,8 +24,10 @@ export interface GatewayConfig {
   supergraphPath: string;
   /** The supergraph SDL itself, instead of reading `supergraphPath` (tests composing their own). */
   supergraphSdl?: string;
-  /** Deepest nesting and most fields one operation may have. */
-  limits: { maxDepth: number; maxFields: number };
+  /** Deepest nesting, most fields, aliases and root fields one operation may have. */
+  limits: OperationLimits;
+  /** Demand control: upstream calls one operation may cost, estimated before it runs and counted while it runs. */
+  demand: { maxUpstreamCalls: number };
   /** Apollo Gateway's own usage telemetry to Apollo (and its cloud metadata probes). Off unless asked for. */
   vendorTelemetry: boolean;
   /** The gateway's public URL, on which download links are built; the request's Host when unset. */
@@ -82,6 +85,11 @@ export function readGatewayConfig(env: Env, overrides: Partial<GatewayConfig> = 
     limits: {
       maxDepth: readInt(env, 'MAX_QUERY_DEPTH', 12, { min: 2, max: 100 }),
       maxFields: readInt(env, 'MAX_QUERY_FIELDS', 1000, { min: 10, max: 100_000 }),
+      maxAliases: readInt(env, 'MAX_QUERY_ALIASES', 100, { min: 1, max: 100_000 }),
+      maxRootFields: readInt(env, 'MAX_QUERY_ROOT_FIELDS', 50, { min: 1, max: 10_000 }),
+    },
+    demand: {
+      maxUpstreamCalls: readInt(env, 'MAX_OPERATION_UPSTREAM_CALLS', 1000, { min: 1, max: 1_000_000 }),
     },
     publicUrl: readUrl(env, 'PUBLIC_URL'),
     shutdown: {

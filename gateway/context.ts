@@ -1,6 +1,7 @@
 import type { IncomingHttpHeaders } from 'node:http';
 import type { SubgraphAnswer } from './fetcher.ts';
 import type { Principal } from './auth/principal.ts';
+import type { CallLedger } from './demandControl.ts';
 
 /** What a subgraph answered, or how reaching it failed, before Apollo Server ran the request. */
 export interface Prefetched {
@@ -21,4 +22,8 @@ export interface GatewayContext {
   prefetched?: Prefetched;
   /** The caller, when the graph's own OAuth 2.0 is on and a token (or a trusted proxy) named one. */
   principal?: Principal | undefined;
+  /** Aborted when the client goes away: subgraph requests still running are cut off. */
+  signal?: AbortSignal | undefined;
+  /** What is left of the operation's upstream call budget, set once its estimate was accepted. */
+  calls?: CallLedger | undefined;
 }

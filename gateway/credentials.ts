@@ -1,5 +1,5 @@
 import type { IncomingHttpHeaders } from 'node:http';
-import { SERVICES, credentialHeaderNames } from '../lib/services.ts';
+import { ALL_CREDENTIAL_HEADERS, SERVICES, credentialHeaderNames } from '../lib/services.ts';
 
 /** Each subgraph's credential headers, by subgraph name: none of them may reach another subgraph. */
 const HEADERS_OF = new Map(SERVICES.map((service) => [service.name, credentialHeaderNames(service)]));
@@ -15,6 +15,13 @@ export function credentialHeadersFor(subgraph: string, incoming: IncomingHttpHea
     if (value !== undefined) out[name] = Array.isArray(value) ? value[0]! : value;
   }
   return out;
+}
+
+const CREDENTIAL_HEADERS = new Set(ALL_CREDENTIAL_HEADERS);
+
+/** Whether a header is some service's credential. */
+export function isCredentialHeader(name: string): boolean {
+  return CREDENTIAL_HEADERS.has(name.toLowerCase());
 }
 
 /** The headers of which a caller must send at least one to use this subgraph's service. */

@@ -5,7 +5,7 @@ import { ApolloServer } from '@apollo/server';
 import { ApolloServerPluginLandingPageLocalDefault } from '@apollo/server/plugin/landingPage/default';
 import { ApolloServerPluginLandingPageDisabled } from '@apollo/server/plugin/disabled';
 import { apolloHandler } from '../lib/apolloHttp.ts';
-import { listen, requestUrl, sendJson, sendText, type Started } from '../lib/http.ts';
+import { clientGone, listen, requestUrl, sendJson, sendText, type Started } from '../lib/http.ts';
 import { apolloLogger, type Logger } from '../lib/logger.ts';
 import { createMetrics } from '../lib/metrics.ts';
 import { formatGraphError } from '../lib/errorFormatting.ts';
@@ -16,6 +16,8 @@ import type { GatewayContext } from './context.ts';
 import { createPassThrough } from './passThrough.ts';
 import { checkReadiness } from './readiness.ts';
 import { operationLimitsRule } from './limits.ts';
+import { createDemandControl, readCostTable } from './demandControl.ts';
+import { demandControlPlugin } from './demandControlPlugin.ts';
 import { SubgraphDataSource } from './subgraphDataSource.ts';
 import { withDirectFetches } from './singleFetch.ts';
 import { createPlanner } from './planner.ts';
@@ -85,9 +87,10 @@ export async function startGateway(config: GatewayConfig, logger: Logger): Promi
   // The outcome of authenticating an HTTP request, for the context Apollo builds from it later.
   const authenticated = new WeakMap<http.IncomingMessage, Authenticated>();
   const limits = operationLimitsRule(config.limits);
+  const demand = createDemandControl({ schema: planner.graphqlApiSchema, costs: readCostTable(supergraphSdl), ...config.demand });
   const operationMetrics = createOperationMetrics(metrics.registry);
   const { singleFetch, passThrough: passingThrough } = config.fastPaths;
-  const passThrough = singleFetch && passingThrough ? createPassThrough({ schema: planner.graphqlApiSchema, dataSources, metrics: operationMetrics }) : undefined;
+  const passThrough = singleFetch && passingThrough ? createPassThrough({ schema: planner.graphqlApiSchema, dataSources, metrics: operationMetrics, demand }) : undefined;
   const apollo = new ApolloServer<GatewayContext>({
     gateway: (() => {
       const shortcut = singleFetch ? withDirectFetches(gateway, { planner, dataSources, passThrough }) : gateway;
@@ -105,13 +108,16 @@ export async function startGateway(config: GatewayConfig, logger: Logger): Promi
           })
         : ApolloServerPluginLandingPageDisabled(),
       metricsPlugin<GatewayContext>(operationMetrics),
+      demandControlPlugin(demand),
     ],
   });
   await apollo.start();
 
+  // Each HTTP request's signal, aborted when its client goes away before the answer is written.
+  const clientSignals = new WeakMap<http.IncomingMessage, AbortSignal>();
   const contextOf = (req: http.IncomingMessage): GatewayContext => {
     const caller = authenticated.get(req);
-    return { headers: (caller?.headers ?? req.headers) as IncomingHttpHeaders, origin: gatewayOrigin(config.publicUrl, req), principal: caller?.principal };
+    return { headers: (caller?.headers ?? req.headers) as IncomingHttpHeaders, origin: gatewayOrigin(config.publicUrl, req), principal: caller?.principal, signal: clientSignals.get(req) };
   };
   const graphql = apolloHandler<GatewayContext>({
     server: apollo,
@@ -132,7 +138,7 @@ export async function startGateway(config: GatewayConfig, logger: Logger): Promi
         }
       : undefined,
   });
-  const executor = createSubscriptionExecutor({ planner, dataSources, subgraphUrl: (name) => dataSources.get(name)?.url ?? '', logger });
+  const executor = createSubscriptionExecutor({ planner, dataSources, subgraphUrl: (name) => dataSources.get(name)?.url ?? '', logger, demand });
   subscriptionMetrics(metrics.registry, executor);
   const runner = createOperationRunner(executor, apollo, authenticator.enabled || limiter.enabled ? { authenticator, access, limiter } : undefined);
   const sse = createSseTransport({ schema: executor.planner.graphqlApiSchema, runner, rules: [limits], authenticatedOf: (req) => authenticated.get(req) });
@@ -175,7 +181,9 @@ export async function startGateway(config: GatewayConfig, logger: Logger): Promi
             }
             authenticated.set(req, caller);
           }
-          return sse.accepts(req) ? sse.handle(req, res) : graphql(req, res, url);
+          if (sse.accepts(req)) return sse.handle(req, res);
+          clientSignals.set(req, clientGone(res));
+          return graphql(req, res, url);
         case '/.well-known/oauth-protected-resource':
           return sendJson(res, 200, protectedResource(req));
         case '/health':

@@ -149,7 +149,7 @@ export function withDirectFetches(
         const provided = requestContext.request.variables ?? {};
         const coerced = getVariableValues(planner.graphqlApiSchema, operation.variableDefinitions ?? [], provided);
         if (coerced.errors) return { errors: coerced.errors };
-        if (requestContext.request.query) passThrough?.remember(requestContext.request.query, requestContext.request.operationName, fetch, operation);
+        if (requestContext.request.query) passThrough?.remember(requestContext.request.query, requestContext.request.operationName, fetch, operation, requestContext.document);
         const response = source.read(await answerOf(fetch, source, requestContext, provided), requestContext.overallCachePolicy);
         const result: ExecutionResult = { data: response.data ?? null };
         if (response.errors?.length) {

@@ -19,7 +19,7 @@ const KNOWN_CODES = new Set<string>([
  * message could hold anything (a URL, a header), so the client sees a generic message and the
  * log keeps the detail.
  */
-export function maskUnexpectedErrors(logger: Logger) {
+function maskUnexpectedErrors(logger: Logger) {
   return (formatted: GraphQLFormattedError, error: unknown): GraphQLFormattedError => {
     const code = formatted.extensions?.code;
     if (typeof code === 'string' && KNOWN_CODES.has(code)) return formatted;
@@ -66,7 +66,7 @@ function argumentAt(source: string, offset: number | undefined, variable: string
  * A wrong argument value is the caller's input error whether it arrives as a literal or a
  * variable: both become BAD_USER_INPUT with the argument named, so a form can point at it.
  */
-export function normaliseInputError(formatted: GraphQLFormattedError, error: unknown): GraphQLFormattedError {
+function normaliseInputError(formatted: GraphQLFormattedError, error: unknown): GraphQLFormattedError {
   const code = formatted.extensions?.code;
   if (!(error instanceof GraphQLError) || !error.source) return formatted;
   const variable = /^Variable "\$(\w+)" got invalid value/.exec(formatted.message)?.[1];

@@ -16,6 +16,8 @@ export const ErrorCode = {
   CursorExpired: 'CURSOR_EXPIRED',
   UpstreamError: 'UPSTREAM_ERROR',
   UpstreamUnavailable: 'UPSTREAM_UNAVAILABLE',
+  /** The operation would cost, or has made, more upstream calls than its budget. */
+  OperationTooExpensive: 'OPERATION_TOO_EXPENSIVE',
 } as const;
 export type ErrorCode = (typeof ErrorCode)[keyof typeof ErrorCode];
 
@@ -35,6 +37,10 @@ export interface GraphErrorExtensions {
   argument?: string;
   retryAfterSeconds?: number;
   fieldErrors?: FieldError[];
+  /** Upstream calls the operation was estimated to cost (OPERATION_TOO_EXPENSIVE before it ran). */
+  estimate?: number;
+  /** Upstream calls the operation or the subgraph request may make (OPERATION_TOO_EXPENSIVE). */
+  budget?: number;
 }
 
 declare module 'graphql' {
@@ -44,6 +50,8 @@ declare module 'graphql' {
     argument?: string;
     retryAfterSeconds?: number;
     fieldErrors?: FieldError[];
+    estimate?: number;
+    budget?: number;
   }
 }
 

@@ -10,7 +10,6 @@ import { readBoolean, readInt, readPort, readUrl, type Env } from './config.ts';
  * entry, so an entry needs `schema/<name>.graphql` the day it is added. Ports taken by the
  * services on their way, to be added here with their code:
  *
- *   messaging:    defineService({ name: 'messaging', subgraphPort: 4004, emulatorPort: 4104, credentialHeaders: { token: 'x-messaging-token' } })
  *   gatewayAdmin: defineService({ name: 'gatewayAdmin', subgraphPort: 4006, emulatorPort: 4106, credentialHeaders: {} })
  *                 (its upstream URL setting is GATEWAY_ADMIN_API_URL, as the convention below gives)
  */
@@ -46,7 +45,7 @@ export interface ServiceEntry<Headers extends Readonly<Record<string, string>> =
 /** `gatewayAdmin` → `GATEWAY_ADMIN`. */
 export const envPrefix = (name: string) => name.replace(/([a-z0-9])([A-Z])/g, '$1_$2').replace(/-/g, '_').toUpperCase();
 
-export function defineService<const Headers extends Readonly<Record<string, string>>>(definition: ServiceDefinition<Headers>): ServiceEntry<Headers> {
+function defineService<const Headers extends Readonly<Record<string, string>>>(definition: ServiceDefinition<Headers>): ServiceEntry<Headers> {
   const prefix = envPrefix(definition.name);
   return {
     ...definition,
@@ -69,6 +68,7 @@ export const SERVICE_ENTRY = {
     credentialHeaders: { email: 'x-marketplace-email', apiKey: 'x-marketplace-api-key', accountKey: 'x-marketplace-account-key', userToken: 'x-marketplace-user-token' },
   }),
   dashboards: defineService({ name: 'dashboards', subgraphPort: 4003, emulatorPort: 4103, credentialHeaders: { token: 'x-dashboards-token' } }),
+  messaging: defineService({ name: 'messaging', subgraphPort: 4004, emulatorPort: 4104, credentialHeaders: { token: 'x-messaging-token' } }),
   imports: defineService({ name: 'imports', subgraphPort: 4005, emulatorPort: 4105, credentialHeaders: { apiKey: 'x-imports-apikey' } }),
 };
 
@@ -93,6 +93,8 @@ export interface SubgraphBasics {
   timeoutMs: number;
   /** Queries run compiled by graphql-jit; off, on graphql-js as Apollo runs them (SUBGRAPH_COMPILED_EXECUTION). */
   compiledExecution: boolean;
+  /** Upstream calls one GraphQL request may make, retries included; the gateway may lower it per request (MAX_REQUEST_UPSTREAM_CALLS). */
+  maxRequestUpstreamCalls: number;
 }
 
 /**
@@ -106,5 +108,6 @@ export function readSubgraphBasics(env: Env, service: ServiceEntry, apiUrl?: str
     apiUrl: apiUrl ?? readUrl(env, service.env.apiUrl) ?? `http://127.0.0.1:${readEmulatorPort(env, service)}`,
     timeoutMs: readInt(env, service.env.timeout, 10_000, { min: 100, max: 120_000 }),
     compiledExecution: readBoolean(env, 'SUBGRAPH_COMPILED_EXECUTION', true),
+    maxRequestUpstreamCalls: readInt(env, 'MAX_REQUEST_UPSTREAM_CALLS', 1000, { min: 1, max: 1_000_000 }),
   };
 }

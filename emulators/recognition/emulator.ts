@@ -13,7 +13,7 @@ const MONTHS = ['Jan', 'Feb', 'Mar', 'Apr', 'May', 'Jun', 'Jul', 'Aug', 'Sep', '
 const DAY = 24 * 60 * 60 * 1000;
 
 /** The service's own header name; clients must match any `x-*-authentication-token`. */
-export const NEW_TOKEN_HEADER = 'X-Recognition-Authentication-Token';
+const NEW_TOKEN_HEADER = 'X-Recognition-Authentication-Token';
 
 const UNAUTHORIZED: Reply = { status: 401, body: { success: false, message: 'Bad or missing access token' } };
 const NOT_READY: Reply = { status: 449, body: { message: 'Analytics data is not ready yet. Please retry in 5 minutes.' } };

@@ -10,6 +10,7 @@ import type { Planner } from '../planner.ts';
 import { CURSOR_ALIAS, RESUME_VARIABLE, type SubscriptionPlan } from './planning.ts';
 import { createPushIterator, type PushIterator } from './pushIterator.ts';
 import { openUpstream, type Upstream } from './upstream.ts';
+import type { DemandControl, Estimate } from '../demandControl.ts';
 
 type RequestContext = Parameters<typeof executeQueryPlan>[2];
 
@@ -29,6 +30,8 @@ export interface SubscriptionExecutorOptions {
   /** The data sources of the gateway, for the entity fetches of each event. */
   dataSources: ReadonlyMap<string, GraphQLDataSource>;
   logger: Logger;
+  /** The upstream call budget of each event's execution, checked against the estimate when subscribing. */
+  demand?: DemandControl;
 }
 
 export interface SubscriptionStats {
@@ -51,8 +54,6 @@ interface Group {
   upstream: Upstream;
 }
 
-const formattedErrors = (errors: readonly GraphQLError[]) => ({ errors: errors.map((error) => error.toJSON()) });
-
 function stableStringify(value: unknown): string {
   if (Array.isArray(value)) return `[${value.map(stableStringify).join(',')}]`;
   if (value && typeof value === 'object') {
@@ -70,7 +71,7 @@ function stableStringify(value: unknown): string {
  * Identical (operation, variables, credential) subscriptions share one upstream stream and one
  * execution per event; a dropped stream resumes from its last cursor.
  */
-export function createSubscriptionExecutor({ planner, subgraphUrl, dataSources, logger }: SubscriptionExecutorOptions): SubscriptionExecutor {
+export function createSubscriptionExecutor({ planner, subgraphUrl, dataSources, logger, demand }: SubscriptionExecutorOptions): SubscriptionExecutor {
   const groups = new Map<string, Group>();
   const format = formatGraphError(logger);
   const formatAll = (errors: readonly GraphQLError[] | readonly GraphQLFormattedError[]): GraphQLFormattedError[] =>
@@ -78,7 +79,7 @@ export function createSubscriptionExecutor({ planner, subgraphUrl, dataSources, 
   const baseLogger = apolloLogger(logger);
   let executions = 0;
 
-  function openGroup(key: string, plan: SubscriptionPlan, variables: Record<string, unknown>, headers: SubscriptionRequest['headers']): Group {
+  function openGroup(key: string, plan: SubscriptionPlan, variables: Record<string, unknown>, headers: SubscriptionRequest['headers'], estimate: Estimate | undefined): Group {
     const subscribers = new Set<PushIterator<FormattedExecutionResult>>();
     let lastCursor: string | undefined = plan.clientAfter ? (('literal' in plan.clientAfter ? plan.clientAfter.literal : variables[plan.clientAfter.variable]) as string | undefined) : undefined;
     // Events are executed one after another, so every subscriber sees them in upstream order.
@@ -112,7 +113,9 @@ export function createSubscriptionExecutor({ planner, subgraphUrl, dataSources, 
       // The primary fetch is answered by the event itself; the rest of the plan runs as for a query.
       const eventSource: GraphQLDataSource = { process: async () => ({ data: event.data as Record<string, unknown> }) };
       const serviceMap = Object.fromEntries([...dataSources, [plan.primary.serviceName, eventSource]]);
-      const response = await executeQueryPlan(plan.queryPlan, serviceMap, { ...requestContext, request: { ...requestContext.request, variables: { ...variables, [RESUME_VARIABLE]: lastCursor } } } as RequestContext, plan.operationContext, planner.supergraphSchema, planner.apiSchema);
+      // Each event's execution has the operation's whole budget of upstream calls, no more.
+      const context = { ...requestContext.context, ...(demand && estimate ? { calls: demand.ledger(estimate) } : {}) };
+      const response = await executeQueryPlan(plan.queryPlan, serviceMap, { ...requestContext, context, request: { ...requestContext.request, variables: { ...variables, [RESUME_VARIABLE]: lastCursor } } } as RequestContext, plan.operationContext, planner.supergraphSchema, planner.apiSchema);
       const data = response.data as Record<string, unknown> | null | undefined;
       const shaped = data?.[plan.rootField] as Record<string, unknown> | null | undefined;
       if (shaped) delete shaped[CURSOR_ALIAS];
@@ -155,6 +158,9 @@ export function createSubscriptionExecutor({ planner, subgraphUrl, dataSources, 
       const coerced = getVariableValues(planner.graphqlApiSchema, operation.variableDefinitions ?? [], variables);
       if (coerced.errors) return { errors: formatAll(coerced.errors.map((error) => new GraphQLError(error.message, { nodes: error.nodes, source: error.source, positions: error.positions, extensions: { code: ErrorCode.BadUserInput } }))) };
 
+      const checked = demand?.check(document, operation, variables);
+      if (checked && 'error' in checked) return { errors: formatAll([checked.error]) };
+
       const needed = requiredCredentialHeaders(primary.serviceName);
       if (needed.length && !needed.some((name) => headers[name])) {
         return { errors: formatAll([graphError(`${primary.serviceName} needs a credential to subscribe: send ${needed.join(' or ')}`, { code: ErrorCode.Unauthenticated, service: primary.serviceName })]) };
@@ -172,7 +178,7 @@ export function createSubscriptionExecutor({ planner, subgraphUrl, dataSources, 
         .digest('hex');
       let group = groups.get(key);
       if (!group) {
-        group = openGroup(key, plan as SubscriptionPlan, variables, headers);
+        group = openGroup(key, plan as SubscriptionPlan, variables, headers, checked?.estimate);
         groups.set(key, group);
       }
       const joined = group;

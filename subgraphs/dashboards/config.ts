@@ -8,6 +8,8 @@ export interface DashboardsConfig {
   apiUrl: string;
   timeoutMs: number;
   compiledExecution: boolean;
+  /** Upstream calls one GraphQL request may make here, retries included (the gateway may lower it per request). */
+  maxRequestUpstreamCalls: number;
 }
 
 export function readDashboardsConfig(env: Env, overrides: Partial<DashboardsConfig> = {}): DashboardsConfig {

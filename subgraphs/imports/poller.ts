@@ -1,6 +1,6 @@
 import type { GraphQLError } from 'graphql';
 import type { Logger } from '../../lib/logger.ts';
-import type { Clock } from '../kit/clock.ts';
+import type { DeadlineClock } from '../kit/transport.ts';
 import { ErrorCode, graphError } from '../kit/errors.ts';
 import { isFinal, type ImportDto } from './client.ts';
 import type { PollCoordinator } from './leases.ts';
@@ -22,7 +22,8 @@ export function nextDelay(previousMs: number | undefined, { initialMs, maxMs }: 
 export interface StatusPollerOptions {
   /** Reads a job with one caller's key: null when that key sees no such job. */
   fetchStatus(id: string, credential: string): Promise<ImportDto | null>;
-  clock: Clock;
+  /** Timers of the poller (tests pass a manual clock). */
+  clock: DeadlineClock;
   backoff: Backoff;
   /** With several replicas: who polls each job, and how the others hear of its changes. Absent: this process polls. */
   coordinator?: PollCoordinator;
@@ -61,7 +62,8 @@ interface Watch {
   subscribers: Set<Subscriber>;
   last: ImportDto;
   delayMs: number | undefined;
-  timer: unknown;
+  /** Cancels the armed timer. */
+  cancelTimer: (() => void) | undefined;
   polling: boolean;
   holding: boolean;
   stopListening?: Promise<() => Promise<void>>;
@@ -142,13 +144,13 @@ export function createStatusPoller({ fetchStatus, clock, backoff, coordinator, l
   function schedule(watch: Watch): void {
     if (closed || watches.get(watch.id) !== watch) return;
     watch.delayMs ??= backoff.initialMs;
-    watch.timer = clock.setTimeout(() => void tick(watch), watch.delayMs);
+    watch.cancelTimer = clock.after(watch.delayMs, () => void tick(watch));
   }
 
   function dispose(watch: Watch): void {
     if (watches.get(watch.id) !== watch) return;
     watches.delete(watch.id);
-    if (watch.timer !== undefined) clock.clearTimeout(watch.timer);
+    watch.cancelTimer?.();
     for (const subscriber of [...watch.subscribers]) subscriber.end();
     watch.subscribers.clear();
     if (coordinator) {
@@ -175,7 +177,7 @@ export function createStatusPoller({ fetchStatus, clock, backoff, coordinator, l
   }
 
   async function tick(watch: Watch): Promise<void> {
-    watch.timer = undefined;
+    watch.cancelTimer = undefined;
     if (watches.get(watch.id) !== watch || watch.polling) return;
     watch.polling = true;
     try {
@@ -224,7 +226,7 @@ export function createStatusPoller({ fetchStatus, clock, backoff, coordinator, l
   }
 
   function open(id: string, current: ImportDto): Watch {
-    const watch: Watch = { id, subscribers: new Set(), last: current, delayMs: undefined, timer: undefined, polling: false, holding: false };
+    const watch: Watch = { id, subscribers: new Set(), last: current, delayMs: undefined, cancelTimer: undefined, polling: false, holding: false };
     watches.set(id, watch);
     if (coordinator) {
       watch.stopListening = coordinator.listen(id, (dto) => {

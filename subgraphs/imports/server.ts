@@ -3,9 +3,9 @@ import { parse } from 'graphql';
 import { Gauge } from 'prom-client';
 import type { GraphQLResolverMap } from '@apollo/subgraph/dist/schema-helper/resolverMap.js';
 import type { Logger } from '../../lib/logger.ts';
-import { systemClock, type Clock } from '../kit/clock.ts';
 import { createServiceUpstream } from '../kit/upstream.ts';
 import type { SubgraphDefinition } from '../kit/server.ts';
+import { SYSTEM_CLOCK, type DeadlineClock } from '../kit/transport.ts';
 import { attachSubscriptionServer } from '../kit/events/wsServer.ts';
 import { API_VERSION_PATH, createImportsClient } from './client.ts';
 import type { ImportsConfig } from './config.ts';
@@ -17,11 +17,11 @@ const typeDefs = parse(readFileSync(new URL('../../schema/imports.graphql', impo
 
 export interface ImportsSubgraphOptions {
   /** The clock the status poller waits by; tests move it. @default the system clock */
-  clock?: Clock;
+  clock?: DeadlineClock;
 }
 
 /** The imports subgraph, built but not listening: `main.ts` and the tests start it. */
-export async function createImportsSubgraph(config: ImportsConfig, logger: Logger, { clock = systemClock }: ImportsSubgraphOptions = {}): Promise<SubgraphDefinition<ImportsContext>> {
+export async function createImportsSubgraph(config: ImportsConfig, logger: Logger, { clock = SYSTEM_CLOCK }: ImportsSubgraphOptions = {}): Promise<SubgraphDefinition<ImportsContext>> {
   const baseUrl = `${config.apiUrl}${API_VERSION_PATH}`;
   const { metrics, transport } = createServiceUpstream({ service: 'imports', baseUrl, timeoutMs: config.timeoutMs, logger });
   // Loaded only with Redis: a single process never needs the client.

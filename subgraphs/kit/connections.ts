@@ -162,6 +162,11 @@ export interface NumberedListOptions<T> {
   maxSize: number;
   /** The number of the upstream's first page. */
   firstPage: 0 | 1;
+  /**
+   * The upstream's page size when it is fixed (the messaging service's 100): a window then spans one
+   * page, or two when it is not aligned. @default the window's own size
+   */
+  fixedPageSize?: number;
   fetchPage(page: number, pageSize: number): Promise<NumberedPage<T>>;
 }
 
@@ -177,7 +182,7 @@ export async function pageNumberedConnection<T>(
 ): Promise<Connection<T> & { totalCount: number | null }> {
   const { firstPage, fetchPage } = options;
   const window = offsetWindow(kind, args, options);
-  const size = window.limit;
+  const size = options.fixedPageSize ?? window.limit;
   const pages = pagesCovering(window, size, firstPage);
   const fetched = await Promise.all(pages.map((page) => fetchPage(page, size)));
   const start = window.offset - (pages[0]! - firstPage) * size;

@@ -12,6 +12,8 @@ export interface MarketplaceConfig {
   marketplace: string;
   timeoutMs: number;
   compiledExecution: boolean;
+  /** Upstream calls one GraphQL request may make here, retries included (the gateway may lower it per request). */
+  maxRequestUpstreamCalls: number;
   /** How long a label PDF link works. @default 300000 (5 minutes) */
   downloadTtlMs: number;
   /** XML invoices larger than this go as a multipart file instead of JSON text. @default 262144 */

@@ -1,6 +1,7 @@
 import type { IncomingMessage } from 'node:http';
 import type { RestTransport } from '../kit/transport.ts';
 import { credentialHeader } from '../kit/server.ts';
+import { scopedTransport, type CallScope } from '../kit/callScope.ts';
 import type { EventLog } from '../kit/events/eventLog.ts';
 import { CREDENTIAL_HEADER, createRecognitionClient, type RecognitionClient } from './client.ts';
 import { createLoaders, type RecognitionLoaders } from './loaders.ts';
@@ -19,9 +20,9 @@ export interface RecognitionDependencies {
 }
 
 /** One request's context: the caller's credential bound into a client, and fresh loaders over it. */
-export function makeContext({ transport, events }: RecognitionDependencies, headers: IncomingMessage['headers'] | Record<string, unknown>): RecognitionContext {
-  const client = createRecognitionClient({ transport, token: credentialHeader(headers, CREDENTIAL_HEADER) });
-  return { client, loaders: createLoaders(client), events };
+export function makeContext({ transport, events }: RecognitionDependencies, headers: IncomingMessage['headers'] | Record<string, unknown>, scope?: CallScope): RecognitionContext {
+  const client = createRecognitionClient({ transport: scopedTransport(transport, scope), token: credentialHeader(headers, CREDENTIAL_HEADER) });
+  return { client, loaders: createLoaders(client, scope), events };
 }
 
 const OUR_WEBHOOK = new RegExp(`(${WEBHOOK_PATH.replace(/\//g, '\\/')}\\/)[^/?#]+`);

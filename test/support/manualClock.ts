@@ -1,44 +1,39 @@
-import type { Clock } from '../../subgraphs/kit/clock.ts';
+import type { DeadlineClock } from '../../subgraphs/kit/transport.ts';
 
-export interface ManualClock extends Clock {
-  /** Moves time forward, firing every timer that falls due, in order. */
+export interface ManualClock extends DeadlineClock {
+  /** Moves time forward, running every timer that falls due on the way, in order. */
   advance(ms: number): void;
-  /** Timers waiting to fire. */
+  /** Timers armed and not yet run or cancelled. */
   pending(): number;
-  /** Milliseconds until the next timer fires; undefined when none waits. */
+  /** Milliseconds until the next timer runs; undefined when none is armed. */
   nextDueIn(): number | undefined;
 }
 
-/** A clock that moves only when a test says so: no sleeping, no timing assumptions. */
-export function createManualClock(start = Date.now()): ManualClock {
+/** A clock that stands still until a test moves it: timers run only inside `advance`. */
+export function createManualClock(start = 0): ManualClock {
   let now = start;
-  let nextId = 1;
-  const timers = new Map<number, { at: number; callback: () => void }>();
+  let timers: { at: number; callback: () => void }[] = [];
   return {
     now: () => now,
-    setTimeout(callback, ms) {
-      const id = nextId++;
-      timers.set(id, { at: now + Math.max(0, ms), callback });
-      return id;
-    },
-    clearTimeout(handle) {
-      timers.delete(handle as number);
+    after(ms, callback) {
+      const timer = { at: now + ms, callback };
+      timers.push(timer);
+      return () => {
+        timers = timers.filter((candidate) => candidate !== timer);
+      };
     },
     advance(ms) {
-      const until = now + ms;
+      const target = now + ms;
       for (;;) {
-        const due = [...timers.entries()].filter(([, timer]) => timer.at <= until).sort((a, b) => a[1].at - b[1].at || a[0] - b[0])[0];
+        const due = timers.filter((timer) => timer.at <= target).sort((a, b) => a.at - b.at)[0];
         if (!due) break;
-        timers.delete(due[0]);
-        now = Math.max(now, due[1].at);
-        due[1].callback();
+        timers = timers.filter((timer) => timer !== due);
+        now = due.at;
+        due.callback();
       }
-      now = until;
+      now = target;
     },
-    pending: () => timers.size,
-    nextDueIn() {
-      const due = [...timers.values()].map((timer) => timer.at);
-      return due.length ? Math.min(...due) - now : undefined;
-    },
+    pending: () => timers.length,
+    nextDueIn: () => (timers.length ? Math.min(...timers.map((timer) => timer.at)) - now : undefined),
   };
 }

@@ -18,6 +18,11 @@ describe('programs the tests start', () => {
     expect(String(warn.mock.calls[0]![0])).toMatch(/redis-server is not installed: SKIPPING.*\n.*apt-get install -y redis-server/);
   });
 
+  it('are found by their path too', () => {
+    expect(requireBinary(process.execPath, {})).toBe(true);
+    expect(() => requireBinary('/nonexistent/chromium', { CI: '1' })).toThrow(/\/nonexistent\/chromium is not installed.*apt-get install -y chromium/);
+  });
+
   it('when missing in CI, fail', () => {
     expect(() => requireBinary('chromium', { PATH: '/nonexistent', CI: 'true' })).toThrow(/chromium is not installed, and CI is set.*apt-get install -y chromium/);
   });

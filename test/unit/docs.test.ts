@@ -1,5 +1,5 @@
 import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
-import { dirname, join, relative, resolve, sep } from 'node:path';
+import { dirname, join, resolve, sep } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
 import { SERVICES, envPrefix } from '../../lib/services.ts';
@@ -92,9 +92,13 @@ function settingsReadByCode(): Set<string> {
     for (const name of readdirSync(join(root, folder), { recursive: true, encoding: 'utf8' })) {
       if (!name.endsWith('.ts') || name.includes('__generated__')) continue;
       const text = readFileSync(join(root, folder, name), 'utf8');
-      // `env.NAME` read (not assigned), `readInt(env, 'NAME', …)` and the like, `env['NAME']`.
-      for (const match of text.matchAll(/\benv\??\.([A-Z][A-Z0-9_]+)\b(?!\s*=[^=])|\((?:process\.)?env,\s*'([A-Z][A-Z0-9_]+)'|\benv\[['"]([A-Z][A-Z0-9_]+)['"]\]/g)) {
-        names.add((match[1] ?? match[2] ?? match[3])!);
+      // `env.NAME` read (not assigned), `readInt(env, 'NAME', …)` and the like, `env['NAME']`, the stack's `port('NAME', …)`.
+      for (const match of text.matchAll(/\benv\??\.([A-Z][A-Z0-9_]+)\b(?!\s*=[^=])|\((?:process\.)?env,\s*'([A-Z][A-Z0-9_]+)'|\benv\[['"]([A-Z][A-Z0-9_]+)['"]\]|\bport\('([A-Z][A-Z0-9_]+)'/g)) {
+        names.add((match[1] ?? match[2] ?? match[3] ?? match[4])!);
+      }
+      // A setting's name handed to a helper along with the environment: `bucket(env, rate, 'NAME')`.
+      for (const line of text.split('\n').filter((candidate) => /\benv\b/.test(candidate))) {
+        for (const match of line.matchAll(/'([A-Z][A-Z0-9]*_[A-Z0-9_]+)'/g)) names.add(match[1]!);
       }
     }
   }
@@ -105,9 +109,12 @@ function settingsReadByCode(): Set<string> {
 function settingsInReadme(): Set<string> {
   const section = read('README.md').split('\n## Configuration\n')[1]!.split('\n## ')[0]!;
   const names = new Set<string>();
-  for (const [, name] of section.matchAll(/^\| `([A-Z<][A-Z0-9_<>]+)` \|/gm)) {
-    if (name!.startsWith('<SERVICE>_')) for (const service of SERVICES) names.add(name!.replace('<SERVICE>', envPrefix(service.name)));
-    else names.add(name!);
+  // A row names one setting, or several that go together (`A`, `B`).
+  for (const [, cell] of section.matchAll(/^\| (`[A-Z<][^|]*?`) \|/gm)) {
+    for (const [, name] of cell!.matchAll(/`([A-Z<][A-Z0-9_<>]+)`/g)) {
+      if (name!.startsWith('<SERVICE>_')) for (const service of SERVICES) names.add(name!.replace('<SERVICE>', envPrefix(service.name)));
+      else names.add(name!);
+    }
   }
   return names;
 }

@@ -16,8 +16,10 @@ export interface WebhookReceiverOptions {
   log: EventLog;
   /** @default 64 KiB */
   maxBytes?: number;
-  /** Turns a delivery's JSON into an event, or throws a `DeliveryRejected`. */
+  /** Turns a delivery's decoded body into an event, or throws a `DeliveryRejected`. */
   parse(body: unknown): ParsedDelivery;
+  /** Decodes the body by its content type, or throws a `DeliveryRejected`. @default JSON only */
+  decode?(raw: Buffer, contentType: string): unknown;
   logger?: Logger;
 }
 
@@ -54,7 +56,7 @@ export function contentHash(value: unknown): string {
  * bounds the body, accepts unknown fields, refuses unknown event types, drops redeliveries, and
  * answers as soon as the event is in the log.
  */
-export function createWebhookReceiver({ path, secret, log, maxBytes = 64 * 1024, parse, logger }: WebhookReceiverOptions): SubgraphRoute[] {
+export function createWebhookReceiver({ path, secret, log, maxBytes = 64 * 1024, parse, decode, logger }: WebhookReceiverOptions): SubgraphRoute[] {
   const prefix = `${path.replace(/\/+$/, '')}/`;
   const handler = async (req: IncomingMessage, res: ServerResponse, url: URL) => {
     const given = url.pathname.startsWith(prefix) ? url.pathname.slice(prefix.length) : '';
@@ -75,9 +77,9 @@ export function createWebhookReceiver({ path, secret, log, maxBytes = 64 * 1024,
     }
     let body: unknown;
     try {
-      body = JSON.parse(raw.toString('utf8'));
-    } catch {
-      sendJson(res, 400, { error: 'body is not JSON' });
+      body = decode ? await decode(raw, String(req.headers['content-type'] ?? '')) : JSON.parse(raw.toString('utf8'));
+    } catch (error) {
+      sendJson(res, error instanceof DeliveryRejected ? error.status : 400, { error: error instanceof DeliveryRejected ? error.message : 'body is not JSON' });
       return;
     }
     let parsed: ParsedDelivery;
