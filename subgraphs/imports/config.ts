@@ -1,13 +1,8 @@
 import { ConfigError, readInt, readUrl, type Env } from '../../lib/config.ts';
-import { SERVICE_ENTRY, readSubgraphBasics } from '../../lib/services.ts';
+import { SERVICE_ENTRY, readSubgraphBasics, type SubgraphBasics } from '../../lib/services.ts';
 
-export interface ImportsConfig {
-  port: number;
-  host: string;
-  /** The spec's `{import_url}`; the client adds `/v1`. */
-  apiUrl: string;
-  timeoutMs: number;
-  compiledExecution: boolean;
+/** `apiUrl` is the spec's `{import_url}`; the client adds `/v1`. */
+export interface ImportsConfig extends SubgraphBasics {
   /** One poller per import across replicas (a lease in Redis) when set; one per process otherwise. */
   redisUrl?: string;
   /** The first wait between two polls of a job; it doubles while the status holds, up to `pollMaxMs`. */
