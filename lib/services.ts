@@ -39,6 +39,8 @@ export interface ServiceEntry<Headers extends Readonly<Record<string, string>> =
     subgraphUrl: string;
     /** The subgraph's deadline for one upstream call, in milliseconds. */
     timeout: string;
+    /** The longest upstream answer body the subgraph reads, in bytes. */
+    maxResponseBytes: string;
   };
 }
 
@@ -55,6 +57,7 @@ function defineService<const Headers extends Readonly<Record<string, string>>>(d
       emulatorPort: `${prefix}_EMULATOR_PORT`,
       subgraphUrl: `${prefix}_SUBGRAPH_URL`,
       timeout: `${prefix}_TIMEOUT_MS`,
+      maxResponseBytes: `${prefix}_MAX_RESPONSE_BYTES`,
     },
   };
 }

@@ -7,17 +7,6 @@ import { fetchDescription, importDescription } from './description.ts';
 /** Where the service lives below its `{import_url}`: the spec versions it in the path. */
 export const API_PREFIX = '/v1';
 
-/**
- * How the emulator writes failures: `jsonapi` as the real service documents (`{errors: [{status,
- * title, detail, source}]}`), `message` as the spec's only hint (a `message` field), `bare` a
- * status with an empty body.
- */
-export type ErrorDialect = 'jsonapi' | 'message' | 'bare';
-/** How it writes an import and its link: `plain` as the spec shows, `jsonapi` wrapped in `data` with `attributes`. */
-export type ResourceDialect = 'plain' | 'jsonapi';
-
-const ERROR_DIALECTS: readonly ErrorDialect[] = ['jsonapi', 'message', 'bare'];
-const RESOURCE_DIALECTS: readonly ResourceDialect[] = ['plain', 'jsonapi'];
 const TITLES: Record<number, string> = { 400: 'Bad Request', 401: 'Unauthorized', 404: 'Not Found', 422: 'Unprocessable Entity', 429: 'Too Many Requests' };
 
 /** How long a job stays `in_progress` on the emulator's clock unless told otherwise. */
@@ -28,13 +17,13 @@ export interface ImportsEmulator extends EmulatorDefinition {
 }
 
 interface Settings {
-  errors: ErrorDialect;
-  resources: ResourceDialect;
+  /** Failures answer a bare status with an empty body, in either dialect. */
+  bareErrors: boolean;
   processingMs: number;
   rateLimit?: { times: number; retryAfterSeconds: number };
 }
 
-const defaults = (): Settings => ({ errors: 'jsonapi', resources: 'plain', processingMs: DEFAULT_PROCESSING_MS });
+const defaults = (): Settings => ({ bareErrors: false, processingMs: DEFAULT_PROCESSING_MS });
 
 function isHttpUrl(value: string): boolean {
   try {
@@ -57,17 +46,33 @@ export function createImportsEmulator(): ImportsEmulator {
   let settings = defaults();
   const clock = createClock();
 
+  /** The parameter each failure names, for the real dialect's `source` (the spec's form has no place for it). */
+  const parameters = new WeakMap<Reply, string>();
+
+  /** A failure in the spec's form: the spec shows only a `message` (on an import), so failures carry one too. */
   function failure(status: number, detail: string, parameter?: string, headers?: Record<string, string>): Reply {
-    const extra = headers ? { headers } : {};
-    switch (settings.errors) {
-      case 'bare':
-        return { status, ...extra };
-      case 'message':
-        return { status, body: { message: detail }, ...extra };
-      default:
-        // The vendor's documentation shows `status` as a number, where JSON:API writes a string.
-        return { status, body: { errors: [{ status, title: TITLES[status] ?? 'Error', detail, ...(parameter ? { source: { parameter } } : {}) }] }, ...extra };
+    const reply: Reply = settings.bareErrors ? { status } : { status, body: { message: detail } };
+    if (headers) reply.headers = headers;
+    if (parameter) parameters.set(reply, parameter);
+    return reply;
+  }
+
+  /**
+   * The vendor's dialect: failures in the JSON:API errors format it documents (its example writes
+   * `status` as a number, where JSON:API writes text), imports and links as JSON:API resources.
+   */
+  function toRealDialect(reply: Reply, request: RouteRequest): Reply {
+    const body = reply.body as Record<string, unknown> | undefined;
+    if (!body || typeof body !== 'object' || Array.isArray(body)) return reply;
+    if (reply.status >= 400) {
+      const parameter = parameters.get(reply);
+      return { ...reply, body: { errors: [{ status: reply.status, title: TITLES[reply.status] ?? 'Error', detail: body.message, ...(parameter ? { source: { parameter } } : {}) }] } };
     }
+    if (reply.status === 202) return { ...reply, body: { data: body } };
+    if (typeof body.id === 'string' && typeof body.status === 'string') {
+      return { ...reply, body: { data: { type: 'imports', id: body.id, attributes: { import_type: body.type, status: body.status, message: body.message }, links: { self: selfLink(request, body.id) } } } };
+    }
+    return reply;
   }
 
   /** Every call carries `apikey` in its query; a key names its account. */
@@ -92,9 +97,8 @@ export function createImportsEmulator(): ImportsEmulator {
     return clock.now() >= job.readyAt ? job.outcome : { status: 'in_progress', message: '' };
   }
 
-  async function present(request: RouteRequest, job: EmulatedImport): Promise<unknown> {
+  async function present(job: EmulatedImport): Promise<unknown> {
     const { status, message } = await statusOf(job);
-    if (settings.resources === 'jsonapi') return { data: { type: 'imports', id: job.id, attributes: { import_type: 'swagger', status, message }, links: { self: selfLink(request, job.id) } } };
     return { id: job.id, type: 'swagger', status, message };
   }
 
@@ -141,14 +145,13 @@ export function createImportsEmulator(): ImportsEmulator {
     };
     state.nextImport += 1;
     state.imports.push(job);
-    const link = { type: 'imports', id: job.id, links: { self: selfLink(request, job.id) } };
-    return { status: 202, body: settings.resources === 'jsonapi' ? { data: link } : link };
+    return { status: 202, body: { type: 'imports', id: job.id, links: { self: selfLink(request, job.id) } } };
   }
 
   const createRoute = authenticated(create);
   const readRoute = authenticated(async (request, account) => {
     const job = state.imports.find((candidate) => candidate.id === request.params.id && candidate.account === account);
-    return job ? { status: 200, body: await present(request, job) } : failure(404, 'Import not found');
+    return job ? { status: 200, body: await present(job) } : failure(404, 'Import not found');
   });
 
   const routes: Route[] = [
@@ -174,14 +177,12 @@ export function createImportsEmulator(): ImportsEmulator {
     },
     {
       method: 'POST',
-      path: '/__emulator/dialect',
+      path: '/__emulator/bare-errors',
       handler: (request) => {
-        const body = objectBody(request);
-        if (body.errors !== undefined && !ERROR_DIALECTS.includes(body.errors as ErrorDialect)) return { status: 400, body: { message: `errors must be one of ${ERROR_DIALECTS.join(', ')}` } };
-        if (body.resources !== undefined && !RESOURCE_DIALECTS.includes(body.resources as ResourceDialect)) return { status: 400, body: { message: `resources must be one of ${RESOURCE_DIALECTS.join(', ')}` } };
-        if (body.errors) settings.errors = body.errors as ErrorDialect;
-        if (body.resources) settings.resources = body.resources as ResourceDialect;
-        return { status: 200, body: { errors: settings.errors, resources: settings.resources } };
+        const { on } = objectBody(request);
+        if (typeof on !== 'boolean') return { status: 400, body: { message: 'expected {"on": true|false}' } };
+        settings.bareErrors = on;
+        return { status: 200, body: { bareErrors: on } };
       },
     },
     {
@@ -228,6 +229,7 @@ export function createImportsEmulator(): ImportsEmulator {
     clock,
     routes,
     controls,
+    realDialect: toRealDialect,
     reset: () => {
       state = seedImports();
       settings = defaults();

@@ -3,6 +3,7 @@ import { GraphQLError } from 'graphql';
 import type { Logger } from '../../lib/logger.ts';
 import { missingCredential, upstreamContractError } from '../kit/errors.ts';
 import type { RestCall, RestResponse, RestTransport } from '../kit/transport.ts';
+import { restPath } from '../kit/paths.ts';
 
 /** The gateway header that carries a caller's import service API key. */
 export const CREDENTIAL_HEADER = 'x-imports-apikey';
@@ -94,7 +95,7 @@ export interface ImportsClientOptions {
   logger?: Logger;
 }
 
-const importPath = (id: string) => `/imports/${encodeURIComponent(id)}`;
+const importPath = (id: string) => restPath('/imports/:id', { id });
 
 /**
  * The path below the base URL that a `links.self` points at, when it points below the base URL.

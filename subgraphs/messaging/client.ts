@@ -3,6 +3,7 @@ import type { GraphQLError } from 'graphql';
 import { z } from 'zod';
 import { ErrorCode, errorForUpstream, graphError, missingCredential, upstreamContractError } from '../kit/errors.ts';
 import { toNumber } from '../kit/envelopes.ts';
+import { restPath } from '../kit/paths.ts';
 import type { RestCall, RestResponse, RestTransport } from '../kit/transport.ts';
 import { serviceDateToIso } from './dates.ts';
 
@@ -227,7 +228,6 @@ export interface MessagingClient {
   logIn(params: { email: string; password: string }): Promise<{ accountId: string; apiKey: string }>;
 }
 
-const segment = encodeURIComponent;
 
 /** What a 400 with an empty body means at each endpoint that documents one. */
 type EmptyRefusal = 'nothing' | GraphQLError;
@@ -292,12 +292,12 @@ export function createMessagingClient({ transport, token }: { transport: RestTra
     },
 
     async getStore(storeId) {
-      const store = await lookup({ operation: 'getStore', method: 'GET', path: `/account/store/detail/${segment(storeId)}`, ...bearer() }, Store);
+      const store = await lookup({ operation: 'getStore', method: 'GET', path: restPath('/account/store/detail/:storeId', { storeId }), ...bearer() }, Store);
       return store ? toStore(store) : null;
     },
 
     async getAccount(accountId) {
-      const account = await lookup({ operation: 'getAccount', method: 'GET', path: `/account/details/${segment(accountId)}`, ...bearer() }, Account);
+      const account = await lookup({ operation: 'getAccount', method: 'GET', path: restPath('/account/details/:accountId', { accountId }), ...bearer() }, Account);
       if (!account) return null;
       return {
         id: account.id,
@@ -311,12 +311,12 @@ export function createMessagingClient({ transport, token }: { transport: RestTra
     },
 
     async getSubscriber(storeId, mobileId) {
-      const found = await lookup({ operation: 'getSubscriber', method: 'GET', path: `/subscriber/statusbystore/${segment(storeId)}/${segment(mobileId)}`, ...bearer() }, Subscriber);
+      const found = await lookup({ operation: 'getSubscriber', method: 'GET', path: restPath('/subscriber/statusbystore/:storeId/:mobileId', { storeId, mobileId }), ...bearer() }, Subscriber);
       return found ? toSubscriber(found.details, { id: found.id ?? null, mobileId: found.mobileId, storeId, createdAt: found.created }) : null;
     },
 
     async getMobileNumber(mobileId) {
-      const found = await lookup({ operation: 'getMobileNumber', method: 'GET', path: `/subscriber/status/${segment(mobileId)}`, ...bearer() }, MobileNumber);
+      const found = await lookup({ operation: 'getMobileNumber', method: 'GET', path: restPath('/subscriber/status/:mobileId', { mobileId }), ...bearer() }, MobileNumber);
       if (!found) return null;
       return {
         mobileId: found.number,
@@ -327,7 +327,7 @@ export function createMessagingClient({ transport, token }: { transport: RestTra
     },
 
     async listSubscribers(storeId, page) {
-      const answer = await call({ operation: 'listSubscribers', method: 'GET', path: `/subscriber/bystore/${segment(storeId)}/${page}`, ...bearer() });
+      const answer = await call({ operation: 'listSubscribers', method: 'GET', path: restPath('/subscriber/bystore/:storeId/:page', { storeId, page: String(page) }), ...bearer() });
       const { count: total, items } = checked(SubscriberPage, answer!.results, 'listSubscribers', answer!.status);
       return { count: total, items: items.map((item) => toSubscriber(item.details, { id: item.id ?? null, mobileId: item.mobileId, storeId, createdAt: item.created })) };
     },

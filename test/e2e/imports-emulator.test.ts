@@ -46,7 +46,9 @@ describe('imports emulator', () => {
     expect((await control.requests()).every((request) => request.query.apikey === '[REDACTED]')).toBe(true);
   });
 
-  it('refuses a missing or unknown key, missing parameters, another import type and a relative location, in JSON:API form', async () => {
+  it('refuses a missing or unknown key, missing parameters, another import type and a relative location, in JSON:API form in the real dialect', async () => {
+    expect(await call('GET', '/v1/imports/imp_0001')).toMatchObject({ status: 401, body: { message: 'An API key is required: pass it as the apikey query parameter' } });
+    await control.dialect('real');
     expect(await call('GET', '/v1/imports/imp_0001')).toMatchObject({ status: 401, body: { errors: [{ status: 401, title: 'Unauthorized', source: { parameter: 'apikey' } }] } });
     expect((await call('GET', '/v1/imports/imp_0001', { apikey: 'nope-nope-nope' })).status).toBe(401);
     expect(firstError((await post({ file_location: emulator.file('orders.yaml') })).body)).toMatchObject({ status: 400, source: { parameter: 'api_id' } });
@@ -72,15 +74,18 @@ describe('imports emulator', () => {
     expect(missing).toMatchObject({ status: 'failed', message: 'Could not fetch the file at file_location: it answered HTTP 404' });
   });
 
-  it('switches the error and resource forms, and forces a status', async () => {
-    await control.control('dialect', { errors: 'bare', resources: 'jsonapi' });
+  it('answers imports and links as JSON:API resources in the real dialect, failures bare on request, and forces a status', async () => {
+    await control.dialect('real');
+    await control.control('bare-errors', { on: true });
     expect(await get('imp_0001')).toMatchObject({ status: 404, body: undefined });
     const created = await post({ api_id: 'api_1001', file_location: emulator.file('petstore.json') });
     expect(created.body).toMatchObject({ data: { type: 'imports', id: 'imp_0001', links: { self: expect.stringContaining('/v1/imports/imp_0001') } } });
     await control.control('imports/imp_0001', { status: 'queued' });
-    expect((await get('imp_0001')).body).toMatchObject({ data: { id: 'imp_0001', attributes: { status: 'queued' } } });
-    await control.control('dialect', { errors: 'message' });
+    expect((await get('imp_0001')).body).toMatchObject({ data: { type: 'imports', id: 'imp_0001', attributes: { import_type: 'swagger', status: 'queued' } } });
+    await control.control('bare-errors', { on: false });
+    expect(await get('imp_0404')).toMatchObject({ status: 404, body: { errors: [{ status: 404, detail: 'Import not found' }] } });
+    await control.dialect('spec');
     expect(await get('imp_0404')).toMatchObject({ status: 404, body: { message: 'Import not found' } });
-    expect((await control.control('dialect', { errors: 'xml' })) as { message: string }).toMatchObject({ message: expect.stringContaining('errors must be one of') });
+    expect((await control.control('bare-errors', { on: 'yes' })) as { message: string }).toMatchObject({ message: expect.stringContaining('expected') });
   });
 });

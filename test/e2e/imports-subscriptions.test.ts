@@ -3,6 +3,7 @@ import { DEMO_APIKEY, OTHER_APIKEY, TEAMMATE_APIKEY } from '../../emulators/impo
 import { knownSecrets } from '../support/logs.ts';
 import { startImportsSlice } from '../support/importsPieces.ts';
 import { subscribeWs, subscribeSse } from '../support/subscribers.ts';
+import { DIALECTS } from '../support/stack.ts';
 import { waitUntil } from '../support/waitFor.ts';
 
 const { emulator, subgraph, gateway } = await startImportsSlice();
@@ -39,7 +40,11 @@ async function pollOnce(id: string, advanceMs: number): Promise<void> {
 }
 const statusesOf = (results: { data?: Record<string, unknown> | null }[]) => results.map((result) => (result.data?.importStatusChanged as { status: string }).status);
 
-describe('importStatusChanged', () => {
+describe.each(DIALECTS)('importStatusChanged, %s dialect', (dialect) => {
+  beforeEach(async () => {
+    await control.dialect(dialect);
+  });
+
   it('sends the status at once, then the change once the job is done, and completes', async () => {
     const id = await createImport('petstore.json');
     await control.clearRequests();

@@ -2,7 +2,7 @@ import { beforeEach, describe, expect, it } from 'vitest';
 import { DEMO_APIKEY, OTHER_APIKEY } from '../../emulators/imports/data.ts';
 import { knownSecrets } from '../support/logs.ts';
 import { startImportsSlice } from '../support/importsPieces.ts';
-import type { GraphQLResult } from '../support/stack.ts';
+import { DIALECTS, type GraphQLResult } from '../support/stack.ts';
 
 const { emulator, gateway } = await startImportsSlice();
 const control = emulator.control;
@@ -22,7 +22,11 @@ const read = (id: string, headers: Record<string, string> = auth) => gateway.gql
 const firstError = (result: GraphQLResult<unknown>) => result.errors?.[0];
 const calls = async () => (await control.requests()).map((request) => `${request.method} ${request.path}`);
 
-describe('imports', () => {
+describe.each(DIALECTS)('imports, %s dialect', (dialect) => {
+  beforeEach(async () => {
+    await control.dialect(dialect);
+  });
+
   it('creates an import with import_type=swagger and reads it once through its link', async () => {
     const result = await create({ apiId: 'api_1001', fileLocation: emulator.file('petstore.json') });
     expect(result).toEqual({
@@ -57,6 +61,8 @@ describe('imports', () => {
     expect(done.data!.import).toMatchObject({ status: 'COMPLETED', statusText: 'completed', final: true });
     expect(done.data!.import!.message).toMatch(/^Imported 2 paths of "Pet store" 1.0.0 into new version ver_300/);
     expect(await read('imp_9999')).toEqual({ data: { import: null } });
+    // An id that would move the path is refused before any call.
+    expect(firstError(await read('..'))?.extensions).toMatchObject({ code: 'BAD_USER_INPUT', argument: 'id' });
     expect(await read('imp_0001', { 'x-imports-apikey': OTHER_APIKEY })).toEqual({ data: { import: null } });
   });
 
@@ -78,9 +84,9 @@ describe('imports', () => {
     expect(await calls()).toEqual([]);
   });
 
-  describe.each(['jsonapi', 'message', 'bare'] as const)('upstream failures, answered in the %s form', (dialect) => {
+  describe.each([false, true])('upstream failures (bare status, empty body: %s)', (bare) => {
     beforeEach(async () => {
-      await control.control('dialect', { errors: dialect });
+      await control.control('bare-errors', { on: bare });
     });
 
     it('maps a refused key to UNAUTHENTICATED and an unknown API or version to NOT_FOUND', async () => {
@@ -93,7 +99,7 @@ describe('imports', () => {
       expect(firstError(unknownApi)?.extensions).toMatchObject({ code: 'NOT_FOUND', status: 404 });
       const unknownVersion = await create({ apiId: 'api_1001', fileLocation: emulator.file('petstore.json'), apiVersionId: 'ver_999' });
       expect(firstError(unknownVersion)?.extensions).toMatchObject({ code: 'NOT_FOUND', status: 404 });
-      if (dialect !== 'bare') expect(firstError(unknownVersion)?.message).toBe('imports: API api_1001 has no version ver_999');
+      if (!bare) expect(firstError(unknownVersion)?.message).toBe('imports: API api_1001 has no version ver_999');
       else expect(firstError(unknownVersion)?.message).toBe('imports: not found');
     });
 
@@ -145,8 +151,7 @@ describe('imports', () => {
     expect(await calls()).toEqual(['POST /v1/imports']);
   });
 
-  it('reads the JSON:API form of imports and links as well as the plain one', async () => {
-    await control.control('dialect', { resources: 'jsonapi' });
+  it('shows a description without a base path, imported without a version, failed', async () => {
     const created = await create({ apiId: 'api_1002', fileLocation: emulator.file('no-base-path.yaml') });
     expect(created.data!.createImport).toMatchObject({ id: 'imp_0001', type: 'swagger', status: 'IN_PROGRESS' });
     await control.control('clock', { advanceMs: PROCESSING_MS });

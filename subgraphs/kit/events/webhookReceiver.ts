@@ -1,6 +1,7 @@
 import { createHash, timingSafeEqual } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { readBody, sendJson, PayloadTooLargeError } from '../../../lib/http.ts';
+import { nestsDeeperThan } from '../../../lib/jsonDepth.ts';
 import type { Logger } from '../../../lib/logger.ts';
 import type { SubgraphRoute } from '../server.ts';
 import type { EventLog, NewEvent } from './eventLog.ts';
@@ -16,6 +17,8 @@ export interface WebhookReceiverOptions {
   log: EventLog;
   /** @default 64 KiB */
   maxBytes?: number;
+  /** Deepest nesting of objects and arrays accepted in a JSON delivery. @default 32 */
+  maxDepth?: number;
   /** Turns a delivery's decoded body into an event, or throws a `DeliveryRejected`. */
   parse(body: unknown): ParsedDelivery;
   /** Decodes the body by its content type, or throws a `DeliveryRejected`. @default JSON only */
@@ -56,7 +59,7 @@ export function contentHash(value: unknown): string {
  * bounds the body, accepts unknown fields, refuses unknown event types, drops redeliveries, and
  * answers as soon as the event is in the log.
  */
-export function createWebhookReceiver({ path, secret, log, maxBytes = 64 * 1024, parse, decode, logger }: WebhookReceiverOptions): SubgraphRoute[] {
+export function createWebhookReceiver({ path, secret, log, maxBytes = 64 * 1024, maxDepth = 32, parse, decode, logger }: WebhookReceiverOptions): SubgraphRoute[] {
   const prefix = `${path.replace(/\/+$/, '')}/`;
   const handler = async (req: IncomingMessage, res: ServerResponse, url: URL) => {
     const given = url.pathname.startsWith(prefix) ? url.pathname.slice(prefix.length) : '';
@@ -74,6 +77,12 @@ export function createWebhookReceiver({ path, secret, log, maxBytes = 64 * 1024,
         return;
       }
       throw error;
+    }
+    // Refused, not failed: a 5xx would make the service deliver the same body again and again.
+    const json = !decode || String(req.headers['content-type'] ?? '').includes('json');
+    if (json && nestsDeeperThan(raw, maxDepth)) {
+      sendJson(res, 400, { error: `body nests objects and arrays deeper than ${maxDepth} levels` });
+      return;
     }
     let body: unknown;
     try {
