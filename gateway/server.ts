@@ -11,7 +11,7 @@ import { createMetrics } from '../lib/metrics.ts';
 import { formatGraphError } from '../lib/errorFormatting.ts';
 import type { GatewayConfig } from './config.ts';
 import { createUndiciFetcher } from './fetcher.ts';
-import { createOperationMetrics, metricsPlugin, subscriptionMetrics } from './metricsPlugin.ts';
+import { createOperationMetrics, metricsPlugin, sharedReadMetrics, subscriptionMetrics } from './metricsPlugin.ts';
 import type { GatewayContext } from './context.ts';
 import { createPassThrough } from './passThrough.ts';
 import { checkReadiness } from './readiness.ts';
@@ -65,7 +65,7 @@ export async function startGateway(config: GatewayConfig, logger: Logger): Promi
     supergraphSdl: withoutAccessDirectives(supergraphSdl),
     logger: apolloLogger(logger),
     buildService: ({ name, url }) => {
-      const source = new SubgraphDataSource(name, config.subgraphUrls[name] ?? url ?? '', fetcher);
+      const source = new SubgraphDataSource(name, config.subgraphUrls[name] ?? url ?? '', fetcher, config.dedupeReads);
       dataSources.set(name, source);
       return source;
     },
@@ -143,6 +143,7 @@ export async function startGateway(config: GatewayConfig, logger: Logger): Promi
   });
   const executor = createSubscriptionExecutor({ planner, dataSources, subgraphUrl: (name) => dataSources.get(name)?.url ?? '', logger, demand });
   subscriptionMetrics(metrics.registry, executor);
+  sharedReadMetrics(metrics.registry, dataSources);
   const runner = createOperationRunner(executor, apollo, authenticator.enabled || limiter.enabled ? { authenticator, access, limiter } : undefined);
   const sse = createSseTransport({ schema: executor.planner.graphqlApiSchema, runner, rules: [limits], authenticatedOf: (req) => authenticated.get(req) });
   const downloads = createDownloadProxy(config.subgraphUrls, logger);
