@@ -72,3 +72,18 @@ export function subscriptionMetrics(registry: Registry, executor: SubscriptionEx
     },
   });
 }
+
+/** Subgraph requests that joined an identical one in flight instead of being sent. */
+export function sharedReadMetrics(registry: Registry, dataSources: ReadonlyMap<string, { shared: number }>): void {
+  new Counter({
+    name: 'gateway_subgraph_requests_shared_total',
+    help: 'Subgraph reads not sent because an identical one (same operation, variables and credentials) was in flight',
+    registers: [registry],
+    collect() {
+      this.reset();
+      let shared = 0;
+      for (const source of dataSources.values()) shared += source.shared;
+      this.inc(shared);
+    },
+  });
+}

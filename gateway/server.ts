@@ -11,7 +11,7 @@ import { createMetrics } from '../lib/metrics.ts';
 import { formatGraphError } from '../lib/errorFormatting.ts';
 import type { GatewayConfig } from './config.ts';
 import { createUndiciFetcher } from './fetcher.ts';
-import { createOperationMetrics, metricsPlugin, subscriptionMetrics } from './metricsPlugin.ts';
+import { createOperationMetrics, metricsPlugin, sharedReadMetrics, subscriptionMetrics } from './metricsPlugin.ts';
 import type { GatewayContext } from './context.ts';
 import { createPassThrough } from './passThrough.ts';
 import { checkReadiness } from './readiness.ts';
@@ -32,6 +32,7 @@ import { AuthFailure, createAuthenticator, type Authenticated } from './auth/aut
 import { createFieldAccess, withFieldAccess } from './auth/access.ts';
 import { readAccessRequirements, withoutAccessDirectives } from './auth/requirements.ts';
 import { createRateLimiter, rateLimitedError } from './rateLimit.ts';
+import { accessLogPlugin, createAccessLog } from './accessLog.ts';
 
 /** Sandbox's page is public: it asks for nothing but the page, and carries the token box itself. */
 const isLandingPage = (req: http.IncomingMessage) => req.method === 'GET' && String(req.headers.accept ?? '').includes('text/html') && !req.url?.includes('query=');
@@ -64,7 +65,7 @@ export async function startGateway(config: GatewayConfig, logger: Logger): Promi
     supergraphSdl: withoutAccessDirectives(supergraphSdl),
     logger: apolloLogger(logger),
     buildService: ({ name, url }) => {
-      const source = new SubgraphDataSource(name, config.subgraphUrls[name] ?? url ?? '', fetcher);
+      const source = new SubgraphDataSource(name, config.subgraphUrls[name] ?? url ?? '', fetcher, config.dedupeReads);
       dataSources.set(name, source);
       return source;
     },
@@ -83,6 +84,7 @@ export async function startGateway(config: GatewayConfig, logger: Logger): Promi
     ...(config.explorer.authorizeUrl ? { authorization_endpoint: config.explorer.authorizeUrl } : {}),
   });
   const limiter = createRateLimiter(config.rateLimits);
+  const accessLog = createAccessLog(logger.child({ component: 'access' }), config.accessLog);
   const access = authenticator.enabled ? createFieldAccess({ schema: planner.graphqlApiSchema, requirements: readAccessRequirements(supergraphSdl) }) : undefined;
   // The outcome of authenticating an HTTP request, for the context Apollo builds from it later.
   const authenticated = new WeakMap<http.IncomingMessage, Authenticated>();
@@ -90,7 +92,7 @@ export async function startGateway(config: GatewayConfig, logger: Logger): Promi
   const demand = createDemandControl({ schema: planner.graphqlApiSchema, costs: readCostTable(supergraphSdl), ...config.demand });
   const operationMetrics = createOperationMetrics(metrics.registry);
   const { singleFetch, passThrough: passingThrough } = config.fastPaths;
-  const passThrough = singleFetch && passingThrough ? createPassThrough({ schema: planner.graphqlApiSchema, dataSources, metrics: operationMetrics, demand }) : undefined;
+  const passThrough = singleFetch && passingThrough ? createPassThrough({ schema: planner.graphqlApiSchema, dataSources, metrics: operationMetrics, demand, accessLog }) : undefined;
   const apollo = new ApolloServer<GatewayContext>({
     gateway: (() => {
       const shortcut = singleFetch ? withDirectFetches(gateway, { planner, dataSources, passThrough }) : gateway;
@@ -108,6 +110,7 @@ export async function startGateway(config: GatewayConfig, logger: Logger): Promi
           })
         : ApolloServerPluginLandingPageDisabled(),
       metricsPlugin<GatewayContext>(operationMetrics),
+      accessLogPlugin(accessLog),
       demandControlPlugin(demand),
     ],
   });
@@ -140,6 +143,7 @@ export async function startGateway(config: GatewayConfig, logger: Logger): Promi
   });
   const executor = createSubscriptionExecutor({ planner, dataSources, subgraphUrl: (name) => dataSources.get(name)?.url ?? '', logger, demand });
   subscriptionMetrics(metrics.registry, executor);
+  sharedReadMetrics(metrics.registry, dataSources);
   const runner = createOperationRunner(executor, apollo, authenticator.enabled || limiter.enabled ? { authenticator, access, limiter } : undefined);
   const sse = createSseTransport({ schema: executor.planner.graphqlApiSchema, runner, rules: [limits], authenticatedOf: (req) => authenticated.get(req) });
   const downloads = createDownloadProxy(config.subgraphUrls, logger);

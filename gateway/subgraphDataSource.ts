@@ -5,6 +5,10 @@ import { CALL_BUDGET_HEADER, CALLS_MADE_HEADER } from '../lib/callBudget.ts';
 import { credentialHeadersFor } from './credentials.ts';
 import type { SubgraphAnswer, UndiciFetcher } from './fetcher.ts';
 import type { GatewayContext } from './context.ts';
+import { createInFlight } from './inFlight.ts';
+
+/** What the query planner sends for reads: queries and entity fetches, never a mutation. */
+const READ = /^\s*(?:query\b|\{)/;
 
 type GatewayGraphQLResponse = Awaited<ReturnType<GraphQLDataSource['process']>>;
 type CachePolicy = { restrict(hint: { maxAge?: number; scope?: 'PUBLIC' | 'PRIVATE' }): void };
@@ -49,10 +53,16 @@ function parseObject(text: string): Record<string, unknown> | undefined {
  * the serialised request straight through undici.
  */
 export class SubgraphDataSource implements GraphQLDataSource<GatewayContext> {
+  /** Identical reads with identical credentials in flight at once: one subgraph request for all of them. */
+  private readonly inFlight = createInFlight<SubgraphAnswer>();
+  /** Requests that joined an identical one instead of being sent. */
+  shared = 0;
+
   constructor(
     readonly name: string,
     readonly url: string,
     private readonly fetcher: UndiciFetcher,
+    private readonly dedupe = true,
   ) {}
 
   async process(options: GraphQLDataSourceProcessOptions<GatewayContext>): Promise<GatewayGraphQLResponse> {
@@ -74,13 +84,25 @@ export class SubgraphDataSource implements GraphQLDataSource<GatewayContext> {
     // Operations the gateway runs on its own (health checks) have no caller.
     if (context?.headers) Object.assign(headers, credentialHeadersFor(this.name, context.headers));
     if (context?.origin) headers[GATEWAY_ORIGIN_HEADER] = context.origin;
+    const body = JSON.stringify(request);
+    if (!this.dedupe || !READ.test(request.query)) return this.post(headers, body, context, context?.signal);
+    // The key holds every header sent but the call budget: the credential is part of it, so two
+    // callers with different credentials never share an answer.
+    const key = `${body}\u0000${JSON.stringify(headers)}`;
+    const { promise, shared } = this.inFlight.run(key, context?.signal, (signal) => this.post(headers, body, context, signal));
+    if (shared) this.shared += 1;
+    // A joined request made no upstream call of its own: its budget is not touched.
+    return promise;
+  }
+
+  private async post(headers: Record<string, string>, body: string, context: Partial<GatewayContext> | undefined, signal: AbortSignal | undefined): Promise<SubgraphAnswer> {
     // The operation's upstream calls are counted across its subgraph requests (gateway/demandControl.ts).
     const ledger = context?.calls;
     const reserved = ledger?.reserve(this.name);
-    if (reserved !== undefined) headers[CALL_BUDGET_HEADER] = String(reserved);
+    const sent = reserved === undefined ? headers : { ...headers, [CALL_BUDGET_HEADER]: String(reserved) };
     let answer: SubgraphAnswer | undefined;
     try {
-      answer = await this.fetcher.post(this.url, headers, JSON.stringify(request), context?.signal);
+      answer = await this.fetcher.post(this.url, sent, body, signal);
       return answer;
     } catch {
       throw graphError(`the ${this.name} subgraph is unreachable`, { code: ErrorCode.UpstreamUnavailable, service: this.name });

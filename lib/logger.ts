@@ -27,6 +27,8 @@ const REDACT_PATHS = [
   // What the messaging service's login answers and is sent.
   'apiKey',
   'password',
+  // The imports service's key travels as the query parameter `apikey`: an object carrying it by that name.
+  'apikey',
   'token',
   'accessToken',
   'secret',

@@ -28,6 +28,9 @@ runMain(async () => {
     'Try:',
     `  ${curl} -d '{"query":"{ rewardCatalog { name rewards { name } } redemption(id: \\"rd_001\\") { state reward { name displayPrice } } }"}'`,
     `  ${curl} -d '{"query":"{ dashboard(slug: \\"api-health\\") { name widgets { totalCount edges { node { title environment { name isDefault } } } } } dashboardStats { quotaRemaining } }"}'`,
+    ...stack.services
+      .filter((service) => service.name === 'imports' && service.emulatorUrl)
+      .map((service) => `  ${curl} -d '{"query":"mutation { createImport(input: { apiId: \\"api_1001\\", fileLocation: \\"${service.emulatorUrl}/__emulator/files/petstore.json\\" }) { id status } }"}'`),
     '',
     'Subscriptions (graphql-ws on the same URL as ws://…/graphql with the headers as connectionParams, or SSE with Accept: text/event-stream):',
     '  subscription { bonusCreated { occurredAt bonus { hashtag reason giver { displayName } receivers { displayName } } } }',
@@ -38,6 +41,10 @@ runMain(async () => {
     ...stack.services
       .filter((service) => service.name === 'messaging' && service.emulatorUrl)
       .map((service) => `  then reply YES from a handset:  curl -s -X POST ${service.emulatorUrl}/__emulator/inbound -H 'content-type: application/json' -d '{"from":"+15550000003","body":"YES"}'`),
+    '  subscription { importStatusChanged(id: "imp_0001") { status statusText final messages } }',
+    ...stack.services
+      .filter((service) => service.name === 'imports' && service.emulatorUrl)
+      .map((service) => `  then finish the job:  curl -s -X POST ${service.emulatorUrl}/__emulator/clock -H 'content-type: application/json' -d '{"advanceMs":3000}'`),
     '',
   ];
   if (stack.authorizationServerUrl) {

@@ -21,6 +21,10 @@ import { DEMO_STORE_ID as MESSAGING_DEMO_STORE, DEMO_TOKEN as MESSAGING_DEMO_TOK
 import { pointStoreCallbacks } from '../emulators/messaging/control.ts';
 import { readMessagingConfig } from '../subgraphs/messaging/config.ts';
 import { callbackUrls, createMessagingSubgraph } from '../subgraphs/messaging/server.ts';
+import { createImportsEmulator } from '../emulators/imports/emulator.ts';
+import { DEMO_APIKEY as IMPORTS_DEMO_APIKEY } from '../emulators/imports/data.ts';
+import { readImportsConfig } from '../subgraphs/imports/config.ts';
+import { createImportsSubgraph } from '../subgraphs/imports/server.ts';
 import { createGatewayAdminEmulator } from '../emulators/gatewayAdmin/emulator.ts';
 import { DEMO_ADMIN_TOKEN } from '../emulators/gatewayAdmin/data.ts';
 import { readGatewayAdminConfig } from '../subgraphs/gatewayAdmin/config.ts';
@@ -101,6 +105,15 @@ export const SERVICES: readonly ServiceModule[] = [
       const store = env.MESSAGING_EMULATOR_CALLBACK_STORE;
       if (store) await pointStoreCallbacks(apiUrl, store, callbackUrls(started.url, config.callbackSecret));
       return started;
+    },
+  },
+  {
+    ...SERVICE_ENTRY.imports,
+    demoHeaders: { [SERVICE_ENTRY.imports.credentialHeaders.apiKey]: IMPORTS_DEMO_APIKEY },
+    startEmulator: (port, host) => startEmulator(createImportsEmulator(), port, host),
+    startSubgraph: async ({ apiUrl, port, host, logger, env }) => {
+      const config = readImportsConfig(env, { apiUrl, port, host });
+      return startSubgraph(await createImportsSubgraph(config, logger), config);
     },
   },
   {

@@ -66,6 +66,23 @@ function upstreamMessage(body: unknown, secrets: Secrets): string | undefined {
   return said === undefined ? undefined : upstreamText(said, secrets);
 }
 
+/** The text of one error object: its `message`, or JSON:API's `detail`, else its `title`. */
+function errorObjectText(item: unknown): string | undefined {
+  if (!item || typeof item !== 'object') return undefined;
+  const entry = item as Record<string, unknown>;
+  const text = [entry.message, entry.detail, entry.title].find((value) => typeof value === 'string' && value !== '');
+  return text === undefined ? undefined : String(text);
+}
+
+/** The field a JSON:API error object's `source` names: its query `parameter`, or the last segment of its JSON `pointer`. */
+function sourceField(source: unknown): string | undefined {
+  if (!source || typeof source !== 'object') return undefined;
+  const { parameter, pointer } = source as Record<string, unknown>;
+  if (typeof parameter === 'string' && parameter) return parameter;
+  if (typeof pointer === 'string' && pointer.replace(/^\/+/, '')) return pointer.split('/').filter(Boolean).pop();
+  return undefined;
+}
+
 function rawUpstreamMessage(body: unknown): string | undefined {
   if (typeof body === 'string' && body.trim()) return body.trim();
   if (!body || typeof body !== 'object') return undefined;
@@ -74,13 +91,16 @@ function rawUpstreamMessage(body: unknown): string | undefined {
   if (typeof record.error === 'string' && record.error) return record.error;
   if (typeof record.error_description === 'string') return record.error_description;
   if (Array.isArray(record.errors)) {
-    const texts = record.errors.slice(0, MAX_FIELD_ERRORS).map((item) => (typeof item === 'string' ? item : typeof item === 'object' && item && 'message' in item ? String(item.message) : '')).filter(Boolean);
+    const texts = record.errors.slice(0, MAX_FIELD_ERRORS).map((item) => (typeof item === 'string' ? item : errorObjectText(item) ?? '')).filter(Boolean);
     if (texts.length) return texts.join('; ');
   }
   return undefined;
 }
 
-/** Field errors from `{fields: [{name, errors}]}` or `{errors: [{name|field, errors|messages}]}`. */
+/**
+ * Field errors from `{fields: [{name, errors}]}`, `{errors: [{name|field, errors|messages}]}`, or
+ * JSON:API's `{errors: [{detail, source: {parameter|pointer}}]}`.
+ */
 export function fieldErrorsOf(body: unknown, secrets: Secrets = []): FieldError[] | undefined {
   if (!body || typeof body !== 'object') return undefined;
   const record = body as Record<string, unknown>;
@@ -91,8 +111,8 @@ export function fieldErrorsOf(body: unknown, secrets: Secrets = []): FieldError[
   for (const item of list) {
     if (!item || typeof item !== 'object') continue;
     const entry = item as Record<string, unknown>;
-    const field = entry.name ?? entry.field;
-    const messages = entry.errors ?? entry.messages ?? entry.message;
+    const field = entry.name ?? entry.field ?? sourceField(entry.source);
+    const messages = entry.errors ?? entry.messages ?? entry.message ?? errorObjectText(entry);
     if (typeof field !== 'string') continue;
     if (out.length === MAX_FIELD_ERRORS) {
       left += 1;

@@ -258,7 +258,8 @@ export interface DeadlineClock {
   after(ms: number, callback: () => void): () => void;
 }
 
-const SYSTEM_CLOCK: DeadlineClock = {
+/** Real time, with timers that never keep a process alive on their own. */
+export const SYSTEM_CLOCK: DeadlineClock = {
   now: Date.now,
   after(ms, callback) {
     const timer = setTimeout(callback, ms);

@@ -5,6 +5,8 @@ export interface ManualClock extends DeadlineClock {
   advance(ms: number): void;
   /** Timers armed and not yet run or cancelled. */
   pending(): number;
+  /** Milliseconds until the next timer runs; undefined when none is armed. */
+  nextDueIn(): number | undefined;
 }
 
 /** A clock that stands still until a test moves it: timers run only inside `advance`. */
@@ -32,5 +34,6 @@ export function createManualClock(start = 0): ManualClock {
       now = target;
     },
     pending: () => timers.length,
+    nextDueIn: () => (timers.length ? Math.min(...timers.map((timer) => timer.at)) - now : undefined),
   };
 }

@@ -34,6 +34,7 @@ describe('service settings from the registry', () => {
       marketplace: 'http://127.0.0.1:4002/graphql',
       dashboards: 'http://10.0.0.5:9000/graphql',
       messaging: 'http://127.0.0.1:4004/graphql',
+      imports: 'http://127.0.0.1:4005/graphql',
       gatewayAdmin: 'http://127.0.0.1:4006/graphql',
     });
     expect(readMessagingConfig({ MESSAGING_EMULATOR_PORT: '6104', MESSAGING_TIMEOUT_MS: '3000' })).toMatchObject({ port: 4004, apiUrl: 'http://127.0.0.1:6104', timeoutMs: 3000 });

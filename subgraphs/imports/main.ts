@@ -1,0 +1,12 @@
+import { runMain } from '../../lib/config.ts';
+import { createLogger } from '../../lib/logger.ts';
+import { startSubgraph } from '../kit/server.ts';
+import { readImportsConfig } from './config.ts';
+import { createImportsSubgraph } from './server.ts';
+
+runMain(async () => {
+  const config = readImportsConfig(process.env);
+  const logger = createLogger({ name: 'imports-subgraph' });
+  const { url } = await startSubgraph(await createImportsSubgraph(config, logger), config);
+  console.log(`imports subgraph on ${url}/graphql (upstream ${config.apiUrl}/v1${config.redisUrl ? ', one poller per import across replicas via Redis' : ''})`);
+});
