@@ -1,4 +1,6 @@
 import { readBoolean, readInt, readPort, readUrl, ConfigError, type Env } from '../lib/config.ts';
+import { DEFAULT_MAX_BODY_BYTES } from '../lib/http.ts';
+import { readTrustedProxies, type TrustedProxies } from '../lib/trustedProxies.ts';
 import { SUBGRAPHS, defaultSubgraphUrl, subgraphUrlEnv } from './subgraphs.ts';
 
 export interface GatewayConfig {
@@ -24,6 +26,21 @@ export interface GatewayConfig {
   vendorTelemetry: boolean;
   /** The gateway's public URL, on which download links are built; the request's Host when unset. */
   publicUrl?: string | undefined;
+  /** Peers whose `X-Forwarded-Proto`/`X-Forwarded-Host` are believed when `publicUrl` is unset. None by default. */
+  trustedProxies: TrustedProxies;
+  /** graphql-js's "Did you mean ..." hints in error messages; they name schema members. Off in production. */
+  schemaSuggestions: boolean;
+  /** Bounds on the subscriptions one client can hold open. */
+  subscriptionLimits: SubscriptionLimits;
+}
+
+export interface SubscriptionLimits {
+  /** Operations open at once on one graphql-ws connection. @default 100 */
+  perConnection: number;
+  /** Subscriptions one credential holds open on this gateway, over every connection and transport. @default 2000 */
+  perCredential: number;
+  /** Distinct streams (operation and variables) one credential holds open to subgraphs; identical subscriptions share one. @default 100 */
+  streamsPerCredential: number;
 }
 
 export function readGatewayConfig(env: Env, overrides: Partial<GatewayConfig> = {}): GatewayConfig {
@@ -47,7 +64,7 @@ export function readGatewayConfig(env: Env, overrides: Partial<GatewayConfig> = 
     sandbox: readBoolean(env, 'SANDBOX', !production),
     sandboxHeaders,
     subgraphTimeoutMs: readInt(env, 'SUBGRAPH_TIMEOUT_MS', 30_000, { min: 100, max: 300_000 }),
-    maxBodyBytes: readInt(env, 'MAX_BODY_BYTES', 1024 * 1024, { min: 1024, max: 64 * 1024 * 1024 }),
+    maxBodyBytes: readInt(env, 'MAX_BODY_BYTES', DEFAULT_MAX_BODY_BYTES, { min: 1024, max: 64 * 1024 * 1024 }),
     supergraphPath: env.SUPERGRAPH_PATH ?? new URL('../schema/supergraph.graphql', import.meta.url).pathname,
     vendorTelemetry: readBoolean(env, 'APOLLO_VENDOR_TELEMETRY', false),
     limits: {
@@ -55,6 +72,13 @@ export function readGatewayConfig(env: Env, overrides: Partial<GatewayConfig> = 
       maxFields: readInt(env, 'MAX_QUERY_FIELDS', 1000, { min: 10, max: 100_000 }),
     },
     publicUrl: readUrl(env, 'PUBLIC_URL'),
+    trustedProxies: readTrustedProxies(env),
+    schemaSuggestions: readBoolean(env, 'SCHEMA_SUGGESTIONS', !production),
+    subscriptionLimits: {
+      perConnection: readInt(env, 'MAX_SUBSCRIPTIONS_PER_CONNECTION', 100, { min: 1, max: 100_000 }),
+      perCredential: readInt(env, 'MAX_SUBSCRIPTIONS_PER_CREDENTIAL', 2000, { min: 1, max: 1_000_000 }),
+      streamsPerCredential: readInt(env, 'MAX_SUBSCRIPTION_STREAMS_PER_CREDENTIAL', 100, { min: 1, max: 100_000 }),
+    },
     ...overrides,
   };
 }

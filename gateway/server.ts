@@ -15,6 +15,7 @@ import { createOperationMetrics, metricsPlugin, subscriptionMetrics } from './me
 import { createPassThrough, type Prefetched } from './passThrough.ts';
 import { checkReadiness } from './readiness.ts';
 import { operationLimitsRule } from './limits.ts';
+import { scalarLiteralsRule } from './scalarLiterals.ts';
 import { SubgraphDataSource } from './subgraphDataSource.ts';
 import { withDirectFetches } from './singleFetch.ts';
 import { createPlanner } from './subscriptions/planning.ts';
@@ -62,14 +63,17 @@ export async function startGateway(config: GatewayConfig, logger: Logger): Promi
 
   const planner = createPlanner(supergraphSdl);
   const limits = operationLimitsRule(config.limits);
+  const rules = [limits, scalarLiteralsRule()];
+  const format = formatGraphError(logger, { hideSuggestions: !config.schemaSuggestions });
   const operationMetrics = createOperationMetrics(metrics.registry);
   const passThrough = createPassThrough({ schema: planner.graphqlApiSchema, dataSources, metrics: operationMetrics });
   const apollo = new ApolloServer<GatewayContext>({
     gateway: withDirectFetches(gateway, { planner, dataSources, passThrough }),
     logger: apolloLogger(logger),
     includeStacktraceInErrorResponses: false,
-    formatError: formatGraphError(logger),
-    validationRules: [limits],
+    hideSchemaDetailsFromClientErrors: !config.schemaSuggestions,
+    formatError: format,
+    validationRules: rules,
     plugins: [
       config.sandbox
         ? ApolloServerPluginLandingPageLocalDefault({
@@ -82,7 +86,7 @@ export async function startGateway(config: GatewayConfig, logger: Logger): Promi
   });
   await apollo.start();
 
-  const contextOf = (req: http.IncomingMessage): GatewayContext => ({ headers: req.headers, origin: gatewayOrigin(config.publicUrl, req) });
+  const contextOf = (req: http.IncomingMessage): GatewayContext => ({ headers: req.headers, origin: gatewayOrigin(config.publicUrl, req, config.trustedProxies) });
   const graphql = apolloHandler<GatewayContext>({
     server: apollo,
     context: async ({ req }) => contextOf(req),
@@ -95,10 +99,17 @@ export async function startGateway(config: GatewayConfig, logger: Logger): Promi
       return { served: false, context };
     },
   });
-  const executor = createSubscriptionExecutor({ planner, dataSources, subgraphUrl: (name) => dataSources.get(name)?.url ?? '', logger });
+  const executor = createSubscriptionExecutor({
+    planner,
+    dataSources,
+    subgraphUrl: (name) => dataSources.get(name)?.url ?? '',
+    logger,
+    format,
+    limits: { subscriptions: config.subscriptionLimits.perCredential, streams: config.subscriptionLimits.streamsPerCredential },
+  });
   subscriptionMetrics(metrics.registry, executor);
   const runner = createOperationRunner(executor, apollo);
-  const sse = createSseTransport({ schema: executor.planner.graphqlApiSchema, runner, rules: [limits] });
+  const sse = createSseTransport({ schema: executor.planner.graphqlApiSchema, runner, rules, maxBodyBytes: config.maxBodyBytes, format });
   const downloads = createDownloadProxy(config.subgraphUrls, logger);
 
   const server = http.createServer((req, res) => {
@@ -128,7 +139,15 @@ export async function startGateway(config: GatewayConfig, logger: Logger): Promi
     });
   });
   server.keepAliveTimeout = 65_000;
-  const detachWebSockets = attachWebSocketTransport({ server, schema: executor.planner.graphqlApiSchema, runner, logger, rules: [limits] });
+  const detachWebSockets = attachWebSocketTransport({
+    server,
+    schema: executor.planner.graphqlApiSchema,
+    runner,
+    format,
+    rules,
+    maxPayloadBytes: config.maxBodyBytes,
+    maxOperationsPerConnection: config.subscriptionLimits.perConnection,
+  });
 
   const started = await listen(server, config.port, config.host);
   logger.info({ url: `${started.url}/graphql` }, 'gateway listening');
