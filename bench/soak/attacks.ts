@@ -83,11 +83,11 @@ export const ATTACKS: Record<string, Attack> = {
     return outcome(response.status === 405, `status ${response.status}`);
   },
   async csrfTextPlainMutation(target) {
-    const { status, text } = await post(target, { query: 'mutation { deleteWebhook(id: "wh_none") }' }, { 'content-type': 'text/plain;x=json' });
+    const { status, text } = await post(target, { query: 'mutation { deleteWebhook(id: "wh_none") { __typename } }' }, { 'content-type': 'text/plain;x=json' });
     return outcome(status === 400 && codesOf(text).every((code) => code === 'BAD_REQUEST'), `status ${status}`);
   },
   async csrfFormMutation(target) {
-    const { status, text } = await post(target, { query: 'mutation { deleteWebhook(id: "wh_none") }' }, { 'content-type': 'application/x-www-form-urlencoded;json' });
+    const { status, text } = await post(target, { query: 'mutation { deleteWebhook(id: "wh_none") { __typename } }' }, { 'content-type': 'application/x-www-form-urlencoded;json' });
     return outcome(status === 400 && codesOf(text).every((code) => code === 'BAD_REQUEST'), `status ${status}`);
   },
   async loneSurrogate(target) {
