@@ -8,6 +8,21 @@ export interface OperationParams {
   variables?: unknown;
 }
 
+const isRecord = (value: unknown) => typeof value === 'object' && value !== null && !Array.isArray(value);
+
+/**
+ * What is wrong with a request's shape (Apollo Server's and graphql-sse's rules: a string `query`,
+ * an object or nothing for `variables` and `extensions`, a string or nothing for `operationName`),
+ * or undefined when it is well formed.
+ */
+export function requestShapeError({ query, operationName, variables, extensions }: OperationParams & { extensions?: unknown }): string | undefined {
+  if (typeof query !== 'string' || query === '') return 'GraphQL operations must contain a non-empty `query`.';
+  if (operationName !== undefined && operationName !== null && typeof operationName !== 'string') return '`operationName` must be a string if provided.';
+  if (variables !== undefined && variables !== null && !isRecord(variables)) return '`variables` must be an object if provided.';
+  if (extensions !== undefined && extensions !== null && !isRecord(extensions)) return '`extensions` must be an object if provided.';
+  return undefined;
+}
+
 export type Prepared = { document: DocumentNode; operationName: string | undefined; variableValues: Record<string, unknown> | undefined } | { errors: GraphQLError[] };
 
 const coded = (error: GraphQLError, code: string) =>
@@ -23,11 +38,11 @@ const refused = (message: string, code: string): Prepared => ({ errors: [new Gra
  */
 export function createOperationPreparer({ schema, rules = [] }: { schema: GraphQLSchema; rules?: readonly ValidationRule[] }) {
   const allRules = [...specifiedRules, ...rules];
-  return (params: OperationParams): Prepared => {
+  return (params: OperationParams & { extensions?: unknown }): Prepared => {
     const { query, operationName, variables } = params;
-    if (typeof query !== 'string' || query === '') return refused('GraphQL operations must contain a non-empty `query`.', 'BAD_REQUEST');
-    if (operationName !== undefined && operationName !== null && typeof operationName !== 'string') return refused('`operationName` must be a string if provided.', 'BAD_REQUEST');
-    if (variables !== undefined && variables !== null && (typeof variables !== 'object' || Array.isArray(variables))) return refused('`variables` must be an object if provided.', 'BAD_REQUEST');
+    const shape = requestShapeError(params);
+    if (shape) return refused(shape, 'BAD_REQUEST');
+    if (typeof query !== 'string') return refused('GraphQL operations must contain a non-empty `query`.', 'BAD_REQUEST');
     const illFormed = illFormedVariablesMessage(variables);
     if (illFormed) return refused(illFormed, 'BAD_USER_INPUT');
     let document: DocumentNode;
@@ -39,7 +54,8 @@ export function createOperationPreparer({ schema, rules = [] }: { schema: GraphQ
     }
     const invalid = validate(schema, document, allRules);
     if (invalid.length) return { errors: invalid.map((error) => coded(error, 'GRAPHQL_VALIDATION_FAILED')) };
-    const name = operationName ?? undefined;
+    // The shape check made it a string or nothing.
+    const name = (operationName ?? undefined) as string | undefined;
     if (!getOperationAST(document, name)) {
       return refused(name ? `Unknown operation named "${name}".` : 'Must provide operation name if query contains multiple operations.', 'OPERATION_RESOLUTION_FAILURE');
     }

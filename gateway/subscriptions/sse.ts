@@ -6,7 +6,7 @@ import { refuseTooLarge } from '../../lib/apolloHttp.ts';
 import { readBody, sendJson, PayloadTooLargeError } from '../../lib/http.ts';
 import { blockedAsCsrf, CSRF_MESSAGE, isJsonContentType } from '../../lib/requestChecks.ts';
 import type { Headers, OperationRunner } from './operations.ts';
-import { createOperationPreparer } from './prepare.ts';
+import { createOperationPreparer, requestShapeError } from './prepare.ts';
 
 type Format = (formatted: GraphQLFormattedError, error: unknown) => GraphQLFormattedError;
 
@@ -27,6 +27,20 @@ interface Raw {
 
 const SINGLE_CONNECTION_OFF =
   'GraphQL over SSE is served in distinct connections mode only (the graphql-sse client default): reservations (PUT) and stream tokens are not accepted. To run several operations over one connection, use graphql-ws.';
+
+/** A GET's operation, as graphql-sse reads it from the URL (JSON that does not parse stands as text, and is refused as such). */
+function paramsOfSearch(url: URL): Record<string, unknown> {
+  const json = (name: string) => {
+    const raw = url.searchParams.get(name);
+    if (raw === null) return undefined;
+    try {
+      return JSON.parse(raw) as unknown;
+    } catch {
+      return raw;
+    }
+  };
+  return { query: url.searchParams.get('query') ?? undefined, operationName: url.searchParams.get('operationName') ?? undefined, variables: json('variables'), extensions: json('extensions') };
+}
 
 /** Waits until the response can take more, or is gone: a slow reader holds its own events back, in its own bounded queue. */
 async function writable(res: ServerResponse): Promise<void> {
@@ -107,6 +121,9 @@ export function createSseTransport({ schema, runner, rules = [], maxBodyBytes, f
       }
       body = parsed as Record<string, unknown>;
     }
+    // graphql-sse would refuse a malformed request in its own words, without a code.
+    const shape = requestShapeError(body ?? paramsOfSearch(url));
+    if (shape) return sendJson(res, 400, { errors: [{ message: shape, extensions: { code: 'BAD_REQUEST' } }] });
     const request: Request<Raw, undefined> = {
       method,
       url: req.url ?? '/',
