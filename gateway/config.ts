@@ -35,11 +35,11 @@ export interface GatewayConfig {
 }
 
 export interface SubscriptionLimits {
-  /** Operations open at once on one graphql-ws connection. @default 100 */
+  /** Operations open at once on one graphql-ws connection. @default 50 */
   perConnection: number;
   /** Subscriptions one credential holds open on this gateway, over every connection and transport. @default 2000 */
   perCredential: number;
-  /** Distinct streams (operation and variables) one credential holds open to subgraphs; identical subscriptions share one. @default 100 */
+  /** Distinct streams (operation and variables) one credential holds open to subgraphs; identical subscriptions share one. @default 50 */
   streamsPerCredential: number;
 }
 
@@ -75,9 +75,9 @@ export function readGatewayConfig(env: Env, overrides: Partial<GatewayConfig> = 
     trustedProxies: readTrustedProxies(env),
     schemaSuggestions: readBoolean(env, 'SCHEMA_SUGGESTIONS', !production),
     subscriptionLimits: {
-      perConnection: readInt(env, 'MAX_SUBSCRIPTIONS_PER_CONNECTION', 100, { min: 1, max: 100_000 }),
+      perConnection: readInt(env, 'MAX_SUBSCRIPTIONS_PER_CONNECTION', 50, { min: 1, max: 100_000 }),
       perCredential: readInt(env, 'MAX_SUBSCRIPTIONS_PER_CREDENTIAL', 2000, { min: 1, max: 1_000_000 }),
-      streamsPerCredential: readInt(env, 'MAX_SUBSCRIPTION_STREAMS_PER_CREDENTIAL', 100, { min: 1, max: 100_000 }),
+      streamsPerCredential: readInt(env, 'MAX_SUBSCRIPTION_STREAMS_PER_CREDENTIAL', 50, { min: 1, max: 100_000 }),
     },
     ...overrides,
   };

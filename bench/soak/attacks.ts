@@ -1,5 +1,5 @@
-import { request } from 'node:http';
 import WebSocket from 'ws';
+import { sendOversizedFrame, streamBody } from '../../test/support/transports.ts';
 
 /** What one attack came to: `expected` when the graph refused it as documented. */
 export interface AttackOutcome {
@@ -30,40 +30,6 @@ const codesOf = (text: string): string[] => {
   }
 };
 
-/** Streams `bytes` of a JSON body without holding them, and reports the status (or the reset). */
-export function streamBody(url: string, headers: Record<string, string>, bytes: number): Promise<{ status?: number; reset?: string }> {
-  return new Promise((resolve) => {
-    const req = request(url, { method: 'POST', headers: { ...json, ...headers } });
-    req.on('response', (response) => {
-      response.resume();
-      resolve({ status: response.statusCode });
-      req.destroy();
-    });
-    req.on('error', (error: NodeJS.ErrnoException) => resolve({ reset: error.code ?? error.message }));
-    const chunk = Buffer.alloc(64 * 1024, 0x20);
-    let sent = 0;
-    const pump = () => {
-      while (sent < bytes) {
-        sent += chunk.length;
-        if (!req.write(chunk)) return void req.once('drain', pump);
-      }
-      req.end();
-    };
-    req.write('{"query":"');
-    pump();
-  });
-}
-
-/** Opens a graphql-ws socket, sends one frame of `bytes`, and resolves with the close code. */
-export function oversizedFrame(graphqlUrl: string, bytes: number): Promise<number> {
-  return new Promise((resolve) => {
-    const socket = new WebSocket(graphqlUrl.replace(/^http/, 'ws'), 'graphql-transport-ws');
-    socket.on('open', () => socket.send(Buffer.alloc(bytes, 0x20)));
-    socket.on('close', (code) => resolve(code));
-    socket.on('error', () => undefined);
-  });
-}
-
 export const ATTACKS: Record<string, Attack> = {
   async sseBodyOverLimit(target) {
     const result = await streamBody(target.graphqlUrl, { ...target.headers, accept: 'text/event-stream' }, 8 * 1024 * 1024);
@@ -74,7 +40,7 @@ export const ATTACKS: Record<string, Attack> = {
     return outcome(result.status === 413 || result.reset !== undefined, `status ${result.status ?? result.reset}`);
   },
   async wsFrameOverLimit(target) {
-    const code = await oversizedFrame(target.graphqlUrl, 4 * 1024 * 1024);
+    const code = await sendOversizedFrame(target.graphqlUrl, 4 * 1024 * 1024);
     return outcome(code === 1009, `close ${code}`);
   },
   async sseReservation(target) {
@@ -110,6 +76,7 @@ export const ATTACKS: Record<string, Attack> = {
     const { status, text } = await post(target, { query: '{ teapot }' }, { 'x-forwarded-host': 'evil.example', 'x-forwarded-proto': 'https' });
     return outcome(status < 500 && !text.includes('evil.example'), `status ${status}`);
   },
+  /** Twice the default per-connection cap (50), distinct variables each: half must be refused. */
   async subscriptionFlood(target) {
     const socket = new WebSocket(target.graphqlUrl.replace(/^http/, 'ws'), 'graphql-transport-ws');
     const codes = new Map<string, number>();
@@ -119,7 +86,7 @@ export const ATTACKS: Record<string, Attack> = {
       socket.on('message', (data) => {
         const message = JSON.parse(String(data)) as { type: string; payload?: { extensions?: { code?: string } }[] };
         if (message.type === 'connection_ack') {
-          for (let index = 0; index < 150; index += 1) {
+          for (let index = 0; index < 100; index += 1) {
             socket.send(JSON.stringify({ id: String(index), type: 'subscribe', payload: { query: 'subscription ($tag: String) { bonusCreated(filter: { hashtag: $tag }) { id } }', variables: { tag: `flood${index}` } } }));
           }
         } else if (message.type === 'error') {

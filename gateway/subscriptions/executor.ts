@@ -37,7 +37,7 @@ export interface SubscriptionExecutorOptions {
 export interface CredentialLimits {
   /** Subscriptions of one credential, over every connection and transport. @default 2000 */
   subscriptions: number;
-  /** Distinct upstream streams of one credential (identical subscriptions share one). @default 100 */
+  /** Distinct upstream streams of one credential (identical subscriptions share one). @default 50 */
   streams: number;
 }
 
@@ -87,7 +87,7 @@ function stableStringify(value: unknown): string {
  * Identical (operation, variables, credential) subscriptions share one upstream stream and one
  * execution per event; a dropped stream resumes from its last cursor.
  */
-export function createSubscriptionExecutor({ planner, subgraphUrl, dataSources, logger, format = formatGraphError(logger), limits = { subscriptions: 2000, streams: 100 } }: SubscriptionExecutorOptions): SubscriptionExecutor {
+export function createSubscriptionExecutor({ planner, subgraphUrl, dataSources, logger, format = formatGraphError(logger), limits = { subscriptions: 2000, streams: 50 } }: SubscriptionExecutorOptions): SubscriptionExecutor {
   const groups = new Map<string, Group>();
   /** What each credential holds open, by credential hash; an entry goes when it holds nothing. */
   const holdings = new Map<string, Holdings>();
