@@ -2,6 +2,8 @@ import { readBoolean, readInt, readPort, readUrl, ConfigError, type Env } from '
 import { DEFAULT_MAX_BODY_BYTES } from '../lib/http.ts';
 import { readTrustedProxies, type TrustedProxies } from '../lib/trustedProxies.ts';
 import { SUBGRAPHS, defaultSubgraphUrl, subgraphUrlEnv } from './subgraphs.ts';
+import { readAuthSettings } from './auth/config.ts';
+import type { AuthSettings } from './auth/authenticate.ts';
 
 export interface GatewayConfig {
   port: number;
@@ -12,6 +14,8 @@ export interface GatewayConfig {
   sandbox: boolean;
   /** Headers preset in Sandbox (demo credentials in development). */
   sandboxHeaders: Record<string, string>;
+  /** The live recognition dashboard on GET /dashboard (its credential prefilled from `sandboxHeaders`). */
+  dashboard: boolean;
   /** Deadline for one subgraph call. */
   subgraphTimeoutMs: number;
   /** Largest accepted request body. */
@@ -32,6 +36,10 @@ export interface GatewayConfig {
   schemaSuggestions: boolean;
   /** Bounds on the subscriptions one client can hold open. */
   subscriptionLimits: SubscriptionLimits;
+  /** The graph's own OAuth 2.0 (off by default). */
+  auth: AuthSettings;
+  /** Where a partner's explorer gets a token, published at /.well-known/oauth-protected-resource. */
+  explorer: { authorizationServers: string[]; tokenUrl?: string | undefined; authorizeUrl?: string | undefined; scopes: string[] };
 }
 
 export interface SubscriptionLimits {
@@ -63,6 +71,7 @@ export function readGatewayConfig(env: Env, overrides: Partial<GatewayConfig> = 
     subgraphUrls: { ...subgraphUrls, ...overrides.subgraphUrls },
     sandbox: readBoolean(env, 'SANDBOX', !production),
     sandboxHeaders,
+    dashboard: readBoolean(env, 'DASHBOARD', !production),
     subgraphTimeoutMs: readInt(env, 'SUBGRAPH_TIMEOUT_MS', 30_000, { min: 100, max: 300_000 }),
     maxBodyBytes: readInt(env, 'MAX_BODY_BYTES', DEFAULT_MAX_BODY_BYTES, { min: 1024, max: 64 * 1024 * 1024 }),
     supergraphPath: env.SUPERGRAPH_PATH ?? new URL('../schema/supergraph.graphql', import.meta.url).pathname,
@@ -79,6 +88,7 @@ export function readGatewayConfig(env: Env, overrides: Partial<GatewayConfig> = 
       perCredential: readInt(env, 'MAX_SUBSCRIPTIONS_PER_CREDENTIAL', 2000, { min: 1, max: 1_000_000 }),
       streamsPerCredential: readInt(env, 'MAX_SUBSCRIPTION_STREAMS_PER_CREDENTIAL', 50, { min: 1, max: 100_000 }),
     },
+    ...readAuthSettings(env),
     ...overrides,
   };
 }

@@ -24,6 +24,11 @@ import { createOperationRunner } from './subscriptions/operations.ts';
 import { createSseTransport } from './subscriptions/sse.ts';
 import { attachWebSocketTransport } from './subscriptions/ws.ts';
 import { createDownloadProxy, DOWNLOADS_PATH, gatewayOrigin } from './downloads.ts';
+import { createDashboard } from './dashboard.ts';
+import { AuthFailure, createAuthenticator, type Authenticated } from './auth/authenticate.ts';
+import { createFieldAccess, withFieldAccess } from './auth/access.ts';
+import { readAccessRequirements, withoutAccessDirectives } from './auth/requirements.ts';
+import type { Principal } from './auth/principal.ts';
 
 export interface GatewayContext {
   /** The caller's request headers; each subgraph call picks its own credential from them. */
@@ -32,7 +37,12 @@ export interface GatewayContext {
   origin?: string | undefined;
   /** The one subgraph answer the pass-through fetched but left to Apollo to report. */
   prefetched?: Prefetched;
+  /** The caller, when the graph's own OAuth 2.0 is on and a token (or a trusted proxy) named one. */
+  principal?: Principal | undefined;
 }
+
+/** Sandbox's page is public: it asks for nothing but the page, and carries the token box itself. */
+const isLandingPage = (req: http.IncomingMessage) => req.method === 'GET' && String(req.headers.accept ?? '').includes('text/html') && !req.url?.includes('query=');
 
 export interface StartedGateway extends Started {
   /** The GraphQL endpoint (HTTP, WebSocket and SSE). */
@@ -52,7 +62,7 @@ export async function startGateway(config: GatewayConfig, logger: Logger): Promi
   // this is set; a gateway in front of partners' data should not call out unasked.
   if (!config.vendorTelemetry) process.env.APOLLO_TELEMETRY_DISABLED = 'true';
   const gateway = new ApolloGateway({
-    supergraphSdl,
+    supergraphSdl: withoutAccessDirectives(supergraphSdl),
     logger: apolloLogger(logger),
     buildService: ({ name, url }) => {
       const source = new SubgraphDataSource(name, config.subgraphUrls[name] ?? url ?? '', fetcher);
@@ -62,13 +72,29 @@ export async function startGateway(config: GatewayConfig, logger: Logger): Promi
   });
 
   const planner = createPlanner(supergraphSdl);
+  const metadataUrl = config.publicUrl ? `${config.publicUrl}/.well-known/oauth-protected-resource` : undefined;
+  const authenticator = createAuthenticator({ resourceMetadataUrl: metadataUrl, ...config.auth }, logger.child({ component: 'auth' }));
+  /** RFC 9728: where a partner's explorer learns which authorization server issues tokens for this graph. */
+  const protectedResource = (req: http.IncomingMessage) => ({
+    resource: `${gatewayOrigin(config.publicUrl, req, config.trustedProxies)}/graphql`,
+    authorization_servers: config.explorer.authorizationServers,
+    scopes_supported: config.explorer.scopes,
+    bearer_methods_supported: ['header'],
+    ...(config.explorer.tokenUrl ? { token_endpoint: config.explorer.tokenUrl } : {}),
+    ...(config.explorer.authorizeUrl ? { authorization_endpoint: config.explorer.authorizeUrl } : {}),
+  });
+  const access = authenticator.enabled ? createFieldAccess({ schema: planner.graphqlApiSchema, requirements: readAccessRequirements(supergraphSdl) }) : undefined;
+  // The outcome of authenticating an HTTP request, for the context Apollo builds from it later.
+  const authenticated = new WeakMap<http.IncomingMessage, Authenticated>();
   const limits = operationLimitsRule(config.limits);
   const rules = [limits, scalarLiteralsRule()];
   const format = formatGraphError(logger, { hideSuggestions: !config.schemaSuggestions });
   const operationMetrics = createOperationMetrics(metrics.registry);
   const passThrough = createPassThrough({ schema: planner.graphqlApiSchema, dataSources, metrics: operationMetrics });
   const apollo = new ApolloServer<GatewayContext>({
-    gateway: withDirectFetches(gateway, { planner, dataSources, passThrough }),
+    gateway: access
+      ? withFieldAccess(withDirectFetches(gateway, { planner, dataSources, passThrough }), access, (context) => (context as GatewayContext).principal)
+      : withDirectFetches(gateway, { planner, dataSources, passThrough }),
     logger: apolloLogger(logger),
     includeStacktraceInErrorResponses: false,
     hideSchemaDetailsFromClientErrors: !config.schemaSuggestions,
@@ -86,13 +112,21 @@ export async function startGateway(config: GatewayConfig, logger: Logger): Promi
   });
   await apollo.start();
 
-  const contextOf = (req: http.IncomingMessage): GatewayContext => ({ headers: req.headers, origin: gatewayOrigin(config.publicUrl, req, config.trustedProxies) });
+  const contextOf = (req: http.IncomingMessage): GatewayContext => {
+    const caller = authenticated.get(req);
+    return { headers: (caller?.headers ?? req.headers) as IncomingHttpHeaders, origin: gatewayOrigin(config.publicUrl, req, config.trustedProxies), principal: caller?.principal };
+  };
   const graphql = apolloHandler<GatewayContext>({
     server: apollo,
     context: async ({ req }) => contextOf(req),
     maxBodyBytes: config.maxBodyBytes,
     async first(body, req, res) {
       const context = contextOf(req);
+      // The fast path serves remembered operations whole: not to a caller who may not see all of one.
+      const query = (body as { query?: unknown; operationName?: unknown } | undefined)?.query;
+      if (access && (typeof query !== 'string' || access.restrictText(query, String((body as { operationName?: unknown }).operationName ?? '') || undefined, context.principal))) {
+        return { served: false, context };
+      }
       const outcome = await passThrough.serve(body, context, req.headers.accept, res);
       if (outcome.served) return outcome;
       if (outcome.prefetched) context.prefetched = outcome.prefetched;
@@ -108,18 +142,31 @@ export async function startGateway(config: GatewayConfig, logger: Logger): Promi
     limits: { subscriptions: config.subscriptionLimits.perCredential, streams: config.subscriptionLimits.streamsPerCredential },
   });
   subscriptionMetrics(metrics.registry, executor);
-  const runner = createOperationRunner(executor, apollo);
-  const sse = createSseTransport({ schema: executor.planner.graphqlApiSchema, runner, rules, maxBodyBytes: config.maxBodyBytes, format });
+  const runner = createOperationRunner(executor, apollo, authenticator.enabled ? { authenticator, access } : undefined);
+  const sse = createSseTransport({ schema: executor.planner.graphqlApiSchema, runner, rules, maxBodyBytes: config.maxBodyBytes, format, authenticatedOf: (req) => authenticated.get(req) });
   const downloads = createDownloadProxy(config.subgraphUrls, logger);
+  const dashboard = config.dashboard ? createDashboard({ demoToken: config.sandboxHeaders['x-recognition-token'] }) : undefined;
 
   const server = http.createServer((req, res) => {
     const url = requestUrl(req);
     if (!url) return sendJson(res, 400, { message: 'bad request target' });
     const work = (async () => {
       if (url.pathname.startsWith(DOWNLOADS_PATH)) return downloads.handle(req, res, url);
+      if (dashboard?.handles(url.pathname)) return dashboard.handle(req, res, url.pathname);
       switch (url.pathname) {
         case '/graphql':
+          if (authenticator.enabled && !isLandingPage(req)) {
+            try {
+              authenticated.set(req, await authenticator.authenticate(req.headers, req.socket.remoteAddress));
+            } catch (error) {
+              if (!(error instanceof AuthFailure)) throw error;
+              req.resume();
+              return sendJson(res, error.status, { errors: [{ message: error.message, extensions: { code: error.status === 401 ? 'UNAUTHENTICATED' : 'UPSTREAM_UNAVAILABLE' } }] }, { 'www-authenticate': error.wwwAuthenticate });
+            }
+          }
           return sse.accepts(req) ? sse.handle(req, res) : graphql(req, res, url);
+        case '/.well-known/oauth-protected-resource':
+          return sendJson(res, 200, protectedResource(req));
         case '/health':
           return sendJson(res, 200, { status: 'ok' });
         case '/ready': {
@@ -161,6 +208,7 @@ export async function startGateway(config: GatewayConfig, logger: Logger): Promi
       await started.close();
       await apollo.stop();
       await fetcher.close();
+      await authenticator.close();
       await downloads.close();
     },
   };

@@ -15,7 +15,7 @@ export interface TrustedProxies {
 
 const IPV4_MAPPED = /^::ffff:(\d+\.\d+\.\d+\.\d+)$/i;
 
-/** Parses a list of IP addresses and CIDR ranges (`10.0.0.0/8, ::1, 192.168.1.7`). */
+/** Parses a list of IP addresses and CIDR ranges (`10.0.0.0/8, ::1, 192.168.1.7`, separated by commas or spaces). */
 export function makeTrustedProxies(entries: readonly string[], name = 'TRUSTED_PROXIES'): TrustedProxies {
   const list = new BlockList();
   for (const entry of entries) {
@@ -45,8 +45,7 @@ export function readTrustedProxies(env: Env, name = 'TRUSTED_PROXIES'): TrustedP
   const raw = env[name] ?? '';
   return makeTrustedProxies(
     raw
-      .split(',')
-      .map((entry) => entry.trim())
+      .split(/[\s,]+/)
       .filter(Boolean),
     name,
   );

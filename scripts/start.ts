@@ -1,6 +1,7 @@
 import { runMain } from '../lib/config.ts';
 import { createLogger } from '../lib/logger.ts';
 import { startStack } from '../stack/startStack.ts';
+import { DEMO_PARTNER, DEMO_READER } from '../emulators/authorization-server/emulator.ts';
 
 /** `npm start`: the whole graph on emulated upstreams with demo credentials. */
 runMain(async () => {
@@ -34,6 +35,17 @@ runMain(async () => {
       .map((service) => `  then give a bonus:  curl -s -X POST ${service.emulatorUrl}/__emulator/bonuses -H 'content-type: application/json' -d '{"hashtag":"#shipit"}'`),
     '',
   ];
+  if (stack.authorizationServerUrl) {
+    const token = `curl -s -u ${DEMO_PARTNER.clientId}:${DEMO_PARTNER.clientSecret} -d grant_type=client_credentials ${stack.authorizationServerUrl}/oauth2/token`;
+    lines.push(
+      'GATEWAY_AUTH=oauth2: the graph wants a bearer token, and holds the demo partner\'s service credentials itself.',
+      `  Authorization server (demo): ${stack.authorizationServerUrl}   Token: ${stack.authorizationServerUrl}/oauth2/token`,
+      `  Get a token:  ${token}`,
+      `  In Sandbox, set one header: Authorization: Bearer <access_token>   (a read-only partner: ${DEMO_READER.clientId}:${DEMO_READER.clientSecret})`,
+      `  What a client needs to know: ${stack.gateway.url}/.well-known/oauth-protected-resource`,
+      '',
+    );
+  }
   console.log(lines.join('\n'));
   const stop = () => {
     stack.close().finally(() => process.exit(0));

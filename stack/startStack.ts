@@ -4,6 +4,7 @@ import type { Logger } from '../lib/logger.ts';
 import { readGatewayConfig } from '../gateway/config.ts';
 import { startGateway, type StartedGateway } from '../gateway/server.ts';
 import { SERVICES, type ServiceModule } from './services.ts';
+import { DEFAULT_AUTH_SERVER_PORT, startDemoAuthorization } from './demoAuthorization.ts';
 
 export interface StackOptions {
   env: Env;
@@ -27,6 +28,8 @@ export interface StartedStack {
   gateway: StartedGateway;
   services: StartedService[];
   demoHeaders: Record<string, string>;
+  /** The demo's authorization server, when `GATEWAY_AUTH=oauth2` named none. */
+  authorizationServerUrl?: string;
   close(): Promise<void>;
 }
 
@@ -43,20 +46,22 @@ export async function startStack({ env, logger, ephemeralPorts = false, host = e
       services.push(await startService(service));
     }
     const demoHeaders = Object.assign({}, ...SERVICES.map((service) => service.demoHeaders)) as Record<string, string>;
-    const gateway = await startGateway(
-      readGatewayConfig(env, {
+    const authorization = await startDemoAuthorization(env, port('AUTH_SERVER_EMULATOR_PORT', DEFAULT_AUTH_SERVER_PORT), host, demoHeaders);
+    if (authorization) closers.push(authorization.started);
+    const gatewayConfig = readGatewayConfig(authorization?.env ?? env, {
         host,
         port: port('GATEWAY_PORT', 4000),
         subgraphUrls: Object.fromEntries(services.map((service) => [service.name, service.subgraphUrl])),
-        ...(env.SANDBOX_HEADERS ? {} : { sandboxHeaders: demoHeaders }),
-      }),
-      logger.child({ component: 'gateway' }),
-    );
+      ...(env.SANDBOX_HEADERS ? {} : { sandboxHeaders: authorization ? {} : demoHeaders }),
+    });
+    if (authorization) gatewayConfig.auth.principalCredentials = authorization.principalCredentials;
+    const gateway = await startGateway(gatewayConfig, logger.child({ component: 'gateway' }));
     closers.push(gateway);
     return {
       gateway,
       services,
       demoHeaders,
+      ...(authorization ? { authorizationServerUrl: authorization.started.url } : {}),
       async close() {
         for (const closer of closers.reverse()) await closer.close();
       },

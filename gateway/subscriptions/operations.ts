@@ -1,6 +1,10 @@
 import { getOperationAST, print, type DocumentNode, type ExecutionResult, type FormattedExecutionResult } from 'graphql';
 import type { ApolloServer, BaseContext } from '@apollo/server';
 import type { SubscriptionExecutor } from './executor.ts';
+import { AuthFailure, type Authenticated, type Authenticator } from '../auth/authenticate.ts';
+import type { FieldAccess } from '../auth/access.ts';
+import { applyRemovals, type Restricted } from '../auth/fieldAccess.ts';
+import type { Principal } from '../auth/principal.ts';
 
 export type Headers = Record<string, string | string[] | undefined>;
 
@@ -9,6 +13,16 @@ export interface OperationArgs {
   operationName?: string | null | undefined;
   variableValues?: Record<string, unknown> | null | undefined;
   headers: Headers;
+  /** The transport's peer, for trusting an API gateway's consumer headers. */
+  remoteAddress?: string | undefined;
+  /** Set when the transport authenticated the request already (SSE, over HTTP). */
+  authenticated?: Authenticated | undefined;
+}
+
+/** The graph's own OAuth 2.0, when it is on. */
+export interface RunnerAccess {
+  authenticator: Authenticator;
+  access?: FieldAccess | undefined;
 }
 
 /**
@@ -22,16 +36,51 @@ const onTheWire = (result: FormattedExecutionResult | AsyncIterableIterator<Form
  * What both streaming transports run: subscriptions through the executor, queries and mutations
  * through Apollo Server exactly as over HTTP, so the transports stay thin.
  */
-export function createOperationRunner<Context extends BaseContext & { headers: Headers }>(executor: SubscriptionExecutor, apollo: ApolloServer<Context>) {
+export function createOperationRunner<Context extends BaseContext & { headers: Headers; principal?: Principal | undefined }>(executor: SubscriptionExecutor, apollo: ApolloServer<Context>, auth?: RunnerAccess) {
+  /** Who calls, or a refusal to send instead of results. */
+  async function callerOf(args: OperationArgs): Promise<Authenticated | { errors: { message: string; extensions: { code: string } }[] }> {
+    if (!auth) return { headers: args.headers };
+    if (args.authenticated) return args.authenticated;
+    try {
+      return await auth.authenticator.authenticate(args.headers, args.remoteAddress);
+    } catch (error) {
+      if (!(error instanceof AuthFailure)) throw error;
+      return { errors: [{ message: error.message, extensions: { code: error.status === 401 ? 'UNAUTHENTICATED' : 'UPSTREAM_UNAVAILABLE' } }] };
+    }
+  }
+
+  /** Each event with the removed fields put back as nulls, with their errors. */
+  async function* restored(events: AsyncIterableIterator<FormattedExecutionResult>, restricted: Restricted): AsyncGenerator<FormattedExecutionResult> {
+    for await (const event of events) {
+      const applied = applyRemovals(event.data as Record<string, unknown> | null | undefined, restricted.removals);
+      yield { ...event, data: applied.data, errors: [...(event.errors ?? []), ...applied.errors.map((error) => error.toJSON())] };
+    }
+  }
+
+  async function subscribe(args: OperationArgs): Promise<WireResult> {
+    const caller = await callerOf(args);
+    if ('errors' in caller) return onTheWire(caller);
+    const restricted = auth?.access?.restrict(args.document, args.operationName, caller.principal, print(args.document));
+    if (restricted?.empty) {
+      const applied = applyRemovals({}, restricted.removals);
+      return onTheWire({ data: applied.data, errors: applied.errors.map((error) => error.toJSON()) });
+    }
+    const result = await executor.subscribe({ document: restricted?.document ?? args.document, operationName: args.operationName ?? null, variables: args.variableValues ?? null, headers: caller.headers });
+    if (!restricted || !(Symbol.asyncIterator in result)) return onTheWire(result);
+    return onTheWire(restored(result, restricted) as AsyncIterableIterator<FormattedExecutionResult>);
+  }
+
   return {
-    subscribe: async ({ document, operationName, variableValues, headers }: OperationArgs): Promise<WireResult> =>
-      onTheWire(await executor.subscribe({ document, operationName: operationName ?? null, variables: variableValues ?? null, headers })),
-    async execute({ document, operationName, variableValues, headers }: OperationArgs): Promise<WireResult> {
+    subscribe,
+    async execute(args: OperationArgs): Promise<WireResult> {
+      const { document, operationName, variableValues } = args;
       const operation = getOperationAST(document, operationName ?? undefined);
-      if (operation?.operation === 'subscription') return onTheWire(await executor.subscribe({ document, operationName: operationName ?? null, variables: variableValues ?? null, headers }));
+      if (operation?.operation === 'subscription') return subscribe(args);
+      const caller = await callerOf(args);
+      if ('errors' in caller) return onTheWire(caller);
       const response = await apollo.executeOperation(
         { query: print(document), ...(operationName ? { operationName } : {}), ...(variableValues ? { variables: variableValues } : {}) },
-        { contextValue: { headers } as Context },
+        { contextValue: { headers: caller.headers, principal: caller.principal } as Context },
       );
       return onTheWire(response.body.kind === 'single' ? response.body.singleResult : { errors: [{ message: 'incremental delivery is not supported on this transport', extensions: { code: 'BAD_REQUEST' } }] });
     },

@@ -10,7 +10,7 @@ import {
   type GraphQLSchema,
   type OperationDefinitionNode,
 } from 'graphql';
-import { Supergraph, operationFromDocument, type Schema } from '@apollo/federation-internals';
+import { ROUTER_SUPPORTED_SUPERGRAPH_FEATURES, Supergraph, operationFromDocument, type Schema } from '@apollo/federation-internals';
 import { QueryPlanner, type FetchNode, type QueryPlan } from '@apollo/query-planner';
 import { buildOperationContext } from '@apollo/gateway';
 import { createBoundedCache } from '../../lib/boundedCache.ts';
@@ -88,7 +88,8 @@ function withResume(operation: OperationDefinitionNode, field: FieldNode): { ope
 
 /** Plans subscriptions with Apollo's query planner; plans are cached by operation text and name. */
 export function createPlanner(supergraphSdl: string, { cacheSize = 1000 }: { cacheSize?: number } = {}): Planner {
-  const supergraph = Supergraph.build(supergraphSdl);
+  // The access directives are the gateway's to enforce (gateway/auth/), so the planner accepts them.
+  const supergraph = Supergraph.build(supergraphSdl, { supportedFeatures: ROUTER_SUPPORTED_SUPERGRAPH_FEATURES });
   const apiSchema = supergraph.apiSchema();
   const graphqlApiSchema = apiSchema.toGraphQLJSSchema();
   const supergraphSchema = supergraph.schema.toGraphQLJSSchema();

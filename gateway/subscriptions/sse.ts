@@ -6,6 +6,7 @@ import { refuseTooLarge } from '../../lib/apolloHttp.ts';
 import { readBody, sendJson, PayloadTooLargeError } from '../../lib/http.ts';
 import { blockedAsCsrf, CSRF_MESSAGE, isJsonContentType } from '../../lib/requestChecks.ts';
 import type { Headers, OperationRunner } from './operations.ts';
+import type { Authenticated } from '../auth/authenticate.ts';
 import { createOperationPreparer, requestShapeError } from './prepare.ts';
 
 type Format = (formatted: GraphQLFormattedError, error: unknown) => GraphQLFormattedError;
@@ -18,6 +19,8 @@ export interface SseTransportOptions {
   maxBodyBytes: number;
   /** The one formatError (codes, masking, suggestions hidden in production). */
   format: Format;
+  /** What the gateway's HTTP layer established about the caller of this request, when its OAuth 2.0 is on. */
+  authenticatedOf?: (req: IncomingMessage) => Authenticated | undefined;
 }
 
 interface Raw {
@@ -58,24 +61,24 @@ async function writable(res: ServerResponse): Promise<void> {
  * graphql-ws already multiplexes operations on one connection. Results are written as the socket
  * drains, so a slow reader's events wait in the executor's bounded queue, not in ours.
  */
-export function createSseTransport({ schema, runner, rules = [], maxBodyBytes, format }: SseTransportOptions) {
+export function createSseTransport({ schema, runner, rules = [], maxBodyBytes, format, authenticatedOf = () => undefined }: SseTransportOptions) {
   const prepare = createOperationPreparer({ schema, rules });
   const formatErrors = (errors: readonly (GraphQLError | GraphQLFormattedError)[]) => errors.map((error) => (error instanceof GraphQLError ? format(error.toJSON(), error) : error));
   const refusal = (errors: readonly GraphQLError[], status: number) => [JSON.stringify({ errors: formatErrors(errors) }), { status, statusText: 'Bad Request', headers: { 'content-type': 'application/json; charset=utf-8' } }] as const;
 
-  const handler = createHandler<Raw, undefined, { headers: Headers }>({
+  const handler = createHandler<Raw, undefined, { headers: Headers; authenticated?: Authenticated | undefined }>({
     schema,
     // No token: graphql-sse's single connection mode is disabled, every request stands alone.
     authenticate: () => null as unknown as string,
     onSubscribe(req, params) {
       const prepared = prepare(params);
       if ('errors' in prepared) return refusal(prepared.errors, 400);
-      return { schema, ...prepared, contextValue: { headers: req.raw.req.headers } };
+      return { schema, ...prepared, contextValue: { headers: req.raw.req.headers, authenticated: authenticatedOf(req.raw.req) } };
     },
     // `onSubscribe` has validated already.
     validate: () => [],
-    subscribe: (args) => runner.subscribe({ ...args, headers: args.contextValue.headers }),
-    execute: (args) => runner.execute({ ...args, headers: args.contextValue.headers }),
+    subscribe: (args) => runner.subscribe({ ...args, headers: args.contextValue.headers, authenticated: args.contextValue.authenticated }),
+    execute: (args) => runner.execute({ ...args, headers: args.contextValue.headers, authenticated: args.contextValue.authenticated }),
     async onNext(_ctx, req, result) {
       await writable(req.raw.res);
       return result.errors ? { ...result, errors: formatErrors(result.errors) as unknown as GraphQLError[] } : undefined;

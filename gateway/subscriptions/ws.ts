@@ -39,10 +39,11 @@ export function attachWebSocketTransport({ server, schema, runner, format, rules
         }
         const prepared = prepare(payload);
         if ('errors' in prepared) return prepared.errors;
-        return { schema, ...prepared, contextValue: { headers: lowerCaseKeys(ctx.connectionParams) } };
+        const remoteAddress = (ctx.extra as { request?: http.IncomingMessage }).request?.socket.remoteAddress;
+        return { schema, ...prepared, contextValue: { headers: lowerCaseKeys(ctx.connectionParams), remoteAddress } };
       },
-      subscribe: (args) => runner.subscribe({ ...args, headers: (args.contextValue as { headers: Headers }).headers }),
-      execute: (args) => runner.execute({ ...args, headers: (args.contextValue as { headers: Headers }).headers }),
+      subscribe: (args) => runner.subscribe({ ...args, ...(args.contextValue as { headers: Headers; remoteAddress?: string }) }),
+      execute: (args) => runner.execute({ ...args, ...(args.contextValue as { headers: Headers; remoteAddress?: string }) }),
       // Every result of the runner is already formatted: send it as it is.
       onNext: (_ctx, _id, _payload, _args, result) => result as FormattedExecutionResult,
       // Refusals come coded from `onSubscribe`; an error a stream ends with is masked unless coded.

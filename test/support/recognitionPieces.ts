@@ -1,7 +1,7 @@
 import { startEmulator } from '../../emulators/kit/emulator.ts';
 import { createRecognitionEmulator } from '../../emulators/recognition/emulator.ts';
 import { DEMO_TOKENS } from '../../emulators/recognition/data.ts';
-import { readGatewayConfig } from '../../gateway/config.ts';
+import { readGatewayConfig, type GatewayConfig } from '../../gateway/config.ts';
 import { startGateway } from '../../gateway/server.ts';
 import { startSubgraph } from '../../subgraphs/kit/server.ts';
 import { readRecognitionConfig, type RecognitionConfig } from '../../subgraphs/recognition/config.ts';
@@ -21,6 +21,6 @@ export async function startRecognitionSubgraph(apiUrl: string, settings: Partial
   return { ...started, graphqlUrl: `${started.url}/graphql`, port: Number(new URL(started.url).port) };
 }
 
-export function startRecognitionGateway(subgraphUrl: string) {
-  return startGateway(readGatewayConfig({}, { port: 0, subgraphUrls: { recognition: subgraphUrl } }), testLogger('gateway'));
+export function startRecognitionGateway(subgraphUrl: string, overrides: Partial<GatewayConfig> = {}) {
+  return startGateway(readGatewayConfig({}, { port: 0, subgraphUrls: { recognition: subgraphUrl }, ...overrides }), testLogger('gateway'));
 }

@@ -1,0 +1,84 @@
+import { createHash } from 'node:crypto';
+import { getOperationAST, parse, type DocumentNode, type GraphQLSchema } from 'graphql';
+import type { ApolloGateway } from '@apollo/gateway';
+import { createBoundedCache } from '../../lib/boundedCache.ts';
+import { accessKeyOf, type Principal } from './principal.ts';
+import { applyRemovals, restrictOperation, type Restricted } from './fieldAccess.ts';
+import type { AccessRequirements } from './requirements.ts';
+
+type GatewayInterface = Pick<ApolloGateway, 'load' | 'onSchemaLoadOrUpdate' | 'stop'>;
+type LoadResult = Awaited<ReturnType<ApolloGateway['load']>>;
+type Executor = NonNullable<LoadResult['executor']>;
+
+/**
+ * The graph's field-level authorization: which parts of an operation a principal may see, decided
+ * once per (operation, set of scopes) and remembered, so a repeat costs a map look-up.
+ */
+export function createFieldAccess({ schema, requirements, cacheSize = 2000 }: { schema: GraphQLSchema; requirements: AccessRequirements; cacheSize?: number }) {
+  const decisions = createBoundedCache<Restricted | null>(cacheSize);
+  const decide = (key: string, document: () => DocumentNode | undefined, operationName: string | null | undefined, principal: Principal | undefined) => {
+    if (requirements.size === 0) return undefined;
+    const cacheKey = `${accessKeyOf(principal)}\u0000${operationName ?? ''}\u0000${key}`;
+    let decision = decisions.get(cacheKey);
+    if (decision === undefined) {
+      const parsed = document();
+      decision = (parsed && restrictOperation(schema, requirements, parsed, operationName, principal)) ?? null;
+      decisions.set(cacheKey, decision);
+    }
+    return decision ?? undefined;
+  };
+  return {
+    /** What to remove from a validated operation for this principal; undefined when nothing. */
+    restrict: (document: DocumentNode, operationName: string | null | undefined, principal: Principal | undefined, documentKey: string) =>
+      decide(`#${documentKey}`, () => document, operationName, principal),
+    /** The same for an operation's text not yet parsed (the fast paths); unparsable text is Apollo's to refuse. */
+    restrictText: (text: string, operationName: string | null | undefined, principal: Principal | undefined) =>
+      decide(
+        text,
+        () => {
+          try {
+            return parse(text);
+          } catch {
+            return undefined;
+          }
+        },
+        operationName,
+        principal,
+      ),
+  };
+}
+
+export type FieldAccess = ReturnType<typeof createFieldAccess>;
+
+/**
+ * Runs every operation without the fields its caller may not see, then puts them back as nulls
+ * with errors. The restricted operation has its own text and hash, so Apollo plans and caches it
+ * as the different operation it is: a plan is never shared between callers who see different fields.
+ */
+export function withFieldAccess(gateway: GatewayInterface, access: FieldAccess, principalOf: (context: unknown) => Principal | undefined): GatewayInterface {
+  return {
+    onSchemaLoadOrUpdate: (callback) => gateway.onSchemaLoadOrUpdate(callback),
+    stop: () => gateway.stop(),
+    async load(options) {
+      const loaded = await gateway.load(options);
+      const inner = loaded.executor;
+      if (!inner) return loaded;
+      const executor: Executor = async (requestContext) => {
+        const restricted = access.restrict(requestContext.document, requestContext.operationName, principalOf(requestContext.context), requestContext.queryHash);
+        if (!restricted) return inner(requestContext);
+        if (restricted.empty) return applyRemovals({}, restricted.removals);
+        const result = await inner({
+          ...requestContext,
+          document: restricted.document,
+          source: restricted.text,
+          queryHash: createHash('sha256').update(restricted.text).digest('hex'),
+          operation: getOperationAST(restricted.document)!,
+          request: { ...requestContext.request, query: restricted.text },
+        });
+        const applied = applyRemovals(result.data as Record<string, unknown> | null | undefined, restricted.removals);
+        return { ...result, data: applied.data, errors: [...(result.errors ?? []), ...applied.errors] };
+      };
+      return { ...loaded, executor };
+    },
+  };
+}

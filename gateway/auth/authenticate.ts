@@ -1,0 +1,98 @@
+import type { Logger } from '../../lib/logger.ts';
+import { makeTrustedProxies } from '../../lib/trustedProxies.ts';
+import type { Headers } from '../subscriptions/operations.ts';
+import { parseScopes, type Principal } from './principal.ts';
+import { createCredentialStore, type CredentialStore } from './serviceCredentials.ts';
+import { createTokenVerifier, TokenRefused, type TokenSettings } from './tokens.ts';
+
+export interface AuthSettings extends TokenSettings {
+  /** `oauth2`: the graph validates bearer tokens and enforces `@authenticated` / `@requiresScopes`. */
+  mode: 'off' | 'oauth2';
+  /** A request without a token is refused (otherwise it is anonymous, and guarded fields are null). @default true */
+  required: boolean;
+  /** Addresses (or CIDR ranges) of API gateways whose `X-Consumer-*` / `X-Authenticated-*` headers are trusted. */
+  trustedProxies: readonly string[];
+  /** JSON file mapping principals to service credentials. */
+  credentialsFile?: string | undefined;
+  /** The same mapping given in code (the demo's partners). */
+  principalCredentials?: Readonly<Record<string, Readonly<Record<string, string>>>> | undefined;
+  redisUrl?: string | undefined;
+  /** Where a client learns how to get a token (RFC 9728), named in `WWW-Authenticate`. */
+  resourceMetadataUrl?: string | undefined;
+}
+
+export interface Authenticated {
+  principal?: Principal | undefined;
+  /** The caller's headers, with the service credentials mapped to the principal where the caller sent none. */
+  headers: Headers;
+}
+
+/** A request the graph refuses before any work: 401 (or 503 when the authorization server is away). */
+export class AuthFailure extends Error {
+  override name = 'AuthFailure';
+  constructor(
+    message: string,
+    readonly status: 401 | 503,
+    readonly wwwAuthenticate: string,
+  ) {
+    super(message);
+  }
+}
+
+/** The headers an OAuth 2.0 API gateway (section D's plugin) adds to what it forwards. */
+const PROXY_HEADERS = ['x-consumer-id', 'x-consumer-username', 'x-authenticated-userid', 'x-authenticated-scope'] as const;
+
+const first = (value: string | string[] | undefined) => (Array.isArray(value) ? value[0] : value);
+
+/**
+ * Who is calling: a bearer token validated by standards, or the consumer an API gateway in front
+ * of the graph vouches for (only when that gateway's address is trusted), or nobody.
+ */
+export function createAuthenticator(settings: AuthSettings, logger: Logger) {
+  const enabled = settings.mode === 'oauth2';
+  const verifier = enabled ? createTokenVerifier(settings) : undefined;
+  const proxies = makeTrustedProxies(settings.trustedProxies);
+  const store: CredentialStore | undefined = enabled ? createCredentialStore({ file: settings.credentialsFile, given: settings.principalCredentials, redisUrl: settings.redisUrl }) : undefined;
+  const metadata = settings.resourceMetadataUrl ? `, resource_metadata="${settings.resourceMetadataUrl}"` : '';
+
+  function fromProxy(headers: Headers, remoteAddress: string | undefined): Principal | undefined {
+    if (!PROXY_HEADERS.some((name) => headers[name] !== undefined)) return undefined;
+    if (!proxies.trusts(remoteAddress)) return undefined;
+    const userId = first(headers['x-authenticated-userid']);
+    const consumer = first(headers['x-consumer-username']) ?? first(headers['x-consumer-id']);
+    const id = consumer ?? userId;
+    if (!id) return undefined;
+    return { id, subject: userId ?? consumer, clientId: consumer, scopes: parseScopes(first(headers['x-authenticated-scope'])), via: 'proxy' };
+  }
+
+  return {
+    enabled,
+    async authenticate(headers: Headers, remoteAddress: string | undefined): Promise<Authenticated> {
+      if (!enabled) return { headers };
+      let principal = fromProxy(headers, remoteAddress);
+      const authorization = first(headers.authorization);
+      if (!principal && authorization !== undefined) {
+        const token = /^Bearer[ ]+([^\s]+)\s*$/i.exec(authorization)?.[1];
+        if (!token) throw new AuthFailure('the Authorization header must be "Bearer <token>"', 401, `Bearer error="invalid_request"${metadata}`);
+        try {
+          principal = await verifier!.verify(token);
+        } catch (error) {
+          const refused = error instanceof TokenRefused ? error : new TokenRefused('the token could not be validated', true);
+          logger.info({ reason: refused.reason }, 'bearer token refused');
+          if (refused.unavailable) throw new AuthFailure('the token could not be validated now; try again', 503, `Bearer error="temporarily_unavailable"${metadata}`);
+          throw new AuthFailure('the bearer token is not valid (expired, revoked, or not for this graph)', 401, `Bearer error="invalid_token"${metadata}`);
+        }
+      }
+      if (!principal) {
+        if (settings.required) throw new AuthFailure('this graph needs a bearer token: Authorization: Bearer <token>', 401, `Bearer${metadata ? ` ${metadata.slice(2)}` : ''}`);
+        return { headers };
+      }
+      const mapped = await store!.credentialsFor(principal.id);
+      // The caller's own service headers win: a partner may bring a credential of its own.
+      return { principal, headers: Object.keys(mapped).length ? { ...mapped, ...headers } : headers };
+    },
+    close: async () => store?.close(),
+  };
+}
+
+export type Authenticator = ReturnType<typeof createAuthenticator>;

@@ -1,0 +1,54 @@
+import { describe, expect, it } from 'vitest';
+import { buildSchema, parse, print } from 'graphql';
+import { applyRemovals, restrictOperation } from '../../gateway/auth/fieldAccess.ts';
+import { readAccessRequirements } from '../../gateway/auth/requirements.ts';
+import type { Principal } from '../../gateway/auth/principal.ts';
+
+const sdl = `
+  directive @requiresScopes(scopes: [[String!]!]!) on FIELD_DEFINITION | OBJECT
+  directive @authenticated on FIELD_DEFINITION | OBJECT
+  type Query { public: String, team: Team, secret: String @requiresScopes(scopes: [["a:read"], ["b:read"]]), members: [Member!]! }
+  type Team { name: String, budget: Int! @requiresScopes(scopes: [["finance"]]) }
+  type Member { id: ID!, email: String @authenticated, salary: Salary }
+  type Salary @requiresScopes(scopes: [["hr"]]) { amount: Int }
+`;
+const schema = buildSchema(sdl);
+const requirements = readAccessRequirements(sdl);
+const caller = (...scopes: string[]): Principal => ({ id: 'p', scopes: new Set(scopes), via: 'jwt' });
+
+describe('field access', () => {
+  it('removes nothing, and costs no new document, when the caller meets every requirement', () => {
+    expect(restrictOperation(schema, requirements, parse('{ public secret team { budget } }'), undefined, caller('b:read', 'finance'))).toBeUndefined();
+  });
+
+  it('removes a denied field, its unused variables, and inlines fragments', () => {
+    const document = parse('query Q($v: String) { public ...F } fragment F on Query { secret team { name } }');
+    const restricted = restrictOperation(schema, requirements, document, 'Q', caller())!;
+    expect(print(restricted.document)).not.toContain('secret');
+    expect(print(restricted.document)).not.toContain('fragment');
+    expect(restricted.removals).toEqual([{ path: [{ key: 'secret', nullable: true }], field: 'Query.secret', code: 'FORBIDDEN' }]);
+    expect(restricted.document.definitions[0]).toMatchObject({ variableDefinitions: [] });
+  });
+
+  it('says UNAUTHENTICATED to nobody and FORBIDDEN to a caller without the scope', () => {
+    const document = parse('{ members { email } }');
+    expect(restrictOperation(schema, requirements, document, undefined, undefined)!.removals[0]!.code).toBe('UNAUTHENTICATED');
+    expect(restrictOperation(schema, requirements, document, undefined, caller())).toBeUndefined();
+  });
+
+  it('guards a field by the type it returns, and nulls the nearest nullable ancestor of a non-null field', () => {
+    const restricted = restrictOperation(schema, requirements, parse('{ members { id salary { amount } } team { name budget } }'), undefined, caller())!;
+    const { data, errors } = applyRemovals({ members: [{ id: '1' }, { id: '2' }], team: { name: 'core' } }, restricted.removals);
+    expect(data).toEqual({ members: [{ id: '1', salary: null }, { id: '2', salary: null }], team: null });
+    expect(errors.map((error) => [error.path, error.extensions.code])).toEqual([
+      [['members', 'salary'], 'FORBIDDEN'],
+      [['team', 'budget'], 'FORBIDDEN'],
+    ]);
+  });
+
+  it('marks an operation with nothing left as empty, answered without planning', () => {
+    const restricted = restrictOperation(schema, requirements, parse('{ secret }'), undefined, caller())!;
+    expect(restricted.empty).toBe(true);
+    expect(applyRemovals({}, restricted.removals).data).toEqual({ secret: null });
+  });
+});
