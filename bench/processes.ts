@@ -42,7 +42,7 @@ export interface Child {
 const LISTENING = /^[^{].*? on (https?:\/\/[^\s)]+)/;
 const EXIT_WITH_PARENT = new URL('./exitWithParent.ts', import.meta.url).href;
 
-export function readPeakRss(pid: number): number | undefined {
+function readPeakRss(pid: number): number | undefined {
   try {
     const match = /^VmHWM:\s+(\d+)\s+kB/m.exec(readFileSync(`/proc/${pid}/status`, 'utf8'));
     return match ? Number(match[1]) * 1024 : undefined;

@@ -1,6 +1,5 @@
 import { request } from 'undici';
 import { SERVICES } from '../stack/services.ts';
-import { subgraphUrlEnv } from '../gateway/subgraphs.ts';
 import { launch, type Child } from './processes.ts';
 
 /** One emulator's control surface, as the benchmark drives it. */
@@ -73,20 +72,20 @@ export async function launchStack({ nodeFlags = () => [] }: LaunchStackOptions =
   try {
     const services = await Promise.all(
       SERVICES.map(async (service) => {
-        const emulator = await start(`${service.name}-emulator`, `emulators/${service.name}/main.ts`, { [service.emulatorPortEnv]: '0' });
+        const emulator = await start(`${service.name}-emulator`, `emulators/${service.name}/main.ts`, { [service.env.emulatorPort]: '0' });
         const origin = new URL(emulator.url).origin;
         // As `npm start` runs it over its emulator (the recognition subgraph registers its webhook there).
         const subgraph = await start(`${service.name}-subgraph`, `subgraphs/${service.name}/main.ts`, {
           ...service.emulatedEnv,
-          [service.subgraphPortEnv]: '0',
-          [service.apiUrlEnv]: origin,
+          [service.env.subgraphPort]: '0',
+          [service.env.apiUrl]: origin,
         });
         return { service, origin, subgraphUrl: subgraph.url };
       }),
     );
     const gateway = await start('gateway', 'gateway/main.ts', {
       GATEWAY_PORT: '0',
-      ...Object.fromEntries(services.map(({ service, subgraphUrl }) => [subgraphUrlEnv(service.name), subgraphUrl])),
+      ...Object.fromEntries(services.map(({ service, subgraphUrl }) => [service.env.subgraphUrl, subgraphUrl])),
     });
     return {
       graphqlUrl: gateway.url,

@@ -1,9 +1,11 @@
 import { readBoolean, readInt, readPort, readUrl, ConfigError, type Env } from '../lib/config.ts';
 import { DEFAULT_MAX_BODY_BYTES } from '../lib/http.ts';
 import { readTrustedProxies, type TrustedProxies } from '../lib/trustedProxies.ts';
-import { SUBGRAPHS, defaultSubgraphUrl, subgraphUrlEnv } from './subgraphs.ts';
+import type { OperationLimits } from './limits.ts';
+import { SERVICES, defaultSubgraphUrl } from '../lib/services.ts';
 import { readAuthSettings } from './auth/config.ts';
 import type { AuthSettings } from './auth/authenticate.ts';
+import type { RateLimitSettings } from './rateLimit.ts';
 
 export interface GatewayConfig {
   port: number;
@@ -24,8 +26,10 @@ export interface GatewayConfig {
   supergraphPath: string;
   /** The supergraph SDL itself, instead of reading `supergraphPath` (tests composing their own). */
   supergraphSdl?: string;
-  /** Deepest nesting and most fields one operation may have. */
-  limits: { maxDepth: number; maxFields: number };
+  /** Deepest nesting, most fields, aliases and root fields one operation may have. */
+  limits: OperationLimits;
+  /** Demand control: upstream calls one operation may cost, estimated before it runs and counted while it runs. */
+  demand: { maxUpstreamCalls: number };
   /** Apollo Gateway's own usage telemetry to Apollo (and its cloud metadata probes). Off unless asked for. */
   vendorTelemetry: boolean;
   /** The gateway's public URL, on which download links are built; the request's Host when unset. */
@@ -36,10 +40,19 @@ export interface GatewayConfig {
   schemaSuggestions: boolean;
   /** Bounds on the subscriptions one client can hold open. */
   subscriptionLimits: SubscriptionLimits;
+  /** A graceful stop on SIGTERM: how long `/ready` fails before new connections are refused, and how long requests then get. */
+  shutdown: { delayMs: number; graceMs: number };
+  /** Token buckets per caller and per client address (off unless a rate is set). */
+  rateLimits: RateLimitSettings;
   /** The graph's own OAuth 2.0 (off by default). */
   auth: AuthSettings;
   /** Where a partner's explorer gets a token, published at /.well-known/oauth-protected-resource. */
   explorer: { authorizationServers: string[]; tokenUrl?: string | undefined; authorizeUrl?: string | undefined; scopes: string[] };
+  /**
+   * The gateway's own fast paths beside Apollo's, each of which can be turned off to diagnose or
+   * to compare. The pass-through serves only operations the single-fetch shortcut has planned.
+   */
+  fastPaths: FastPaths;
 }
 
 export interface SubscriptionLimits {
@@ -51,11 +64,19 @@ export interface SubscriptionLimits {
   streamsPerCredential: number;
 }
 
+export interface FastPaths {
+  /** A one-subgraph plan's answer returned as the subgraph sent it, without Apollo's reshaping. */
+  singleFetch: boolean;
+  /** Repeats of such an operation answered without Apollo Server. */
+  passThrough: boolean;
+}
+
+
 export function readGatewayConfig(env: Env, overrides: Partial<GatewayConfig> = {}): GatewayConfig {
   const production = env.NODE_ENV === 'production';
   const subgraphUrls: Record<string, string> = {};
-  for (const entry of SUBGRAPHS) {
-    subgraphUrls[entry.name] = readUrl(env, subgraphUrlEnv(entry.name)) ?? defaultSubgraphUrl(entry);
+  for (const service of SERVICES) {
+    subgraphUrls[service.name] = readUrl(env, service.env.subgraphUrl) ?? defaultSubgraphUrl(service);
   }
   let sandboxHeaders: Record<string, string> = {};
   if (env.SANDBOX_HEADERS) {
@@ -65,6 +86,8 @@ export function readGatewayConfig(env: Env, overrides: Partial<GatewayConfig> = 
       throw new ConfigError('SANDBOX_HEADERS must be a JSON object of header names to values, such as {"x-recognition-token":"..."}');
     }
   }
+  const callerRate = readInt(env, 'RATE_LIMIT_CALLER_PER_SECOND', 0, { min: 0, max: 1_000_000 });
+  const addressRate = readInt(env, 'RATE_LIMIT_ADDRESS_PER_SECOND', 0, { min: 0, max: 1_000_000 });
   return {
     port: readPort(env, 'GATEWAY_PORT', 4000),
     host: env.HOST ?? '127.0.0.1',
@@ -79,6 +102,11 @@ export function readGatewayConfig(env: Env, overrides: Partial<GatewayConfig> = 
     limits: {
       maxDepth: readInt(env, 'MAX_QUERY_DEPTH', 12, { min: 2, max: 100 }),
       maxFields: readInt(env, 'MAX_QUERY_FIELDS', 1000, { min: 10, max: 100_000 }),
+      maxAliases: readInt(env, 'MAX_QUERY_ALIASES', 100, { min: 1, max: 100_000 }),
+      maxRootFields: readInt(env, 'MAX_QUERY_ROOT_FIELDS', 50, { min: 1, max: 10_000 }),
+    },
+    demand: {
+      maxUpstreamCalls: readInt(env, 'MAX_OPERATION_UPSTREAM_CALLS', 1000, { min: 1, max: 1_000_000 }),
     },
     publicUrl: readUrl(env, 'PUBLIC_URL'),
     trustedProxies: readTrustedProxies(env),
@@ -88,7 +116,21 @@ export function readGatewayConfig(env: Env, overrides: Partial<GatewayConfig> = 
       perCredential: readInt(env, 'MAX_SUBSCRIPTIONS_PER_CREDENTIAL', 2000, { min: 1, max: 1_000_000 }),
       streamsPerCredential: readInt(env, 'MAX_SUBSCRIPTION_STREAMS_PER_CREDENTIAL', 50, { min: 1, max: 100_000 }),
     },
+    shutdown: {
+      delayMs: readInt(env, 'GATEWAY_DRAIN_DELAY_MS', 5000, { min: 0, max: 120_000 }),
+      graceMs: readInt(env, 'GATEWAY_SHUTDOWN_GRACE_MS', 25_000, { min: 0, max: 600_000 }),
+    },
+    // A rate of 0 is off; a burst is twice the rate unless set.
+    rateLimits: {
+      caller: { perSecond: callerRate, burst: readInt(env, 'RATE_LIMIT_CALLER_BURST', Math.max(1, 2 * callerRate), { min: 1, max: 10_000_000 }) },
+      address: { perSecond: addressRate, burst: readInt(env, 'RATE_LIMIT_ADDRESS_BURST', Math.max(1, 2 * addressRate), { min: 1, max: 10_000_000 }) },
+      redisUrl: readUrl(env, 'REDIS_URL', ['redis:', 'rediss:']),
+    },
     ...readAuthSettings(env),
+    fastPaths: {
+      singleFetch: readBoolean(env, 'GATEWAY_SINGLE_FETCH', true),
+      passThrough: readBoolean(env, 'GATEWAY_PASS_THROUGH', true),
+    },
     ...overrides,
   };
 }

@@ -4,9 +4,7 @@ import { Agent } from 'undici';
 import { sendJson } from '../lib/http.ts';
 import type { Logger } from '../lib/logger.ts';
 import { forwardedHeader, type TrustedProxies } from '../lib/trustedProxies.ts';
-import { DOWNLOADS_PATH } from '../subgraphs/kit/downloads.ts';
-
-export { DOWNLOADS_PATH };
+import { DOWNLOADS_PATH } from '../lib/downloads.ts';
 
 /** Response headers a download passes on; nothing else of the subgraph's answer reaches the browser. */
 const PASSED_ON = ['content-type', 'content-length', 'content-disposition', 'cache-control', 'x-content-type-options'];

@@ -22,7 +22,7 @@ export interface UndiciFetcher extends Fetcher {
    * The data sources' path: a POST of a body already serialised, with no WHATWG Request, Headers
    * or URL built per call. Rejects only when the subgraph could not be reached or did not answer.
    */
-  post(url: string, headers: Record<string, string>, body: string): Promise<SubgraphAnswer>;
+  post(url: string, headers: Record<string, string>, body: string, signal?: AbortSignal): Promise<SubgraphAnswer>;
   close(): Promise<void>;
 }
 
@@ -72,9 +72,10 @@ export function createUndiciFetcher({ connections = 128, timeoutMs = 30_000 }: U
     return target;
   };
 
-  const post = async (url: string, headers: Record<string, string>, body: string): Promise<SubgraphAnswer> => {
+  const post = async (url: string, headers: Record<string, string>, body: string, signal?: AbortSignal): Promise<SubgraphAnswer> => {
     const { origin, path } = targetOf(url);
-    const response = await agent.request({ origin, path, method: 'POST', headers, body });
+    // Aborting closes the connection: the subgraph sees its caller go and cancels its upstream work.
+    const response = await agent.request({ origin, path, method: 'POST', headers, body, ...(signal ? { signal } : {}) });
     return { status: response.statusCode, headers: response.headers, bytes: Buffer.from(await response.body.arrayBuffer()) };
   };
 

@@ -1,10 +1,13 @@
 import { runMain } from '../lib/config.ts';
 import { createLogger } from '../lib/logger.ts';
+import { exitOnSignal } from '../lib/shutdown.ts';
 import { readGatewayConfig } from './config.ts';
 import { startGateway } from './server.ts';
 
 runMain(async () => {
   const config = readGatewayConfig(process.env);
-  const gateway = await startGateway(config, createLogger({ name: 'gateway' }));
+  const logger = createLogger({ name: 'gateway' });
+  const gateway = await startGateway(config, logger);
+  exitOnSignal(() => gateway.drain(config.shutdown), logger);
   console.log(`gateway on ${gateway.graphqlUrl}`);
 });

@@ -1,23 +1,18 @@
 import type { ServerResponse } from 'node:http';
-import type { GraphQLSchema, OperationDefinitionNode } from 'graphql';
+import type { DocumentNode, GraphQLSchema, OperationDefinitionNode } from 'graphql';
 import type { FetchNode } from '@apollo/query-planner';
 import { createRepeatOperations } from '../lib/repeatOperations.ts';
 import type { SubgraphAnswer } from './fetcher.ts';
 import type { OperationMetrics } from './metricsPlugin.ts';
+import type { DemandControl } from './demandControl.ts';
 import type { SubgraphDataSource, SubgraphRequest } from './subgraphDataSource.ts';
-import type { GatewayContext } from './server.ts';
-
-/** What a subgraph answered, or how reaching it failed, before Apollo Server ran the request. */
-export interface Prefetched {
-  serviceName: string;
-  outcome: { answer: SubgraphAnswer } | { error: unknown };
-}
+import type { GatewayContext, Prefetched } from './context.ts';
 
 export type PassThroughOutcome = { served: true } | { served: false; prefetched?: Prefetched };
 
 export interface PassThrough {
   /** Called for an operation Apollo has validated and planned as one fetch that needs no reshaping. */
-  remember(query: string, operationName: string | null | undefined, fetch: FetchNode, operation: OperationDefinitionNode): void;
+  remember(query: string, operationName: string | null | undefined, fetch: FetchNode, operation: OperationDefinitionNode, document: DocumentNode): void;
   /**
    * Serves a repeat of a remembered operation when the subgraph's answer can go to the client as it
    * came. Otherwise nothing is written, and whatever was fetched is returned for Apollo to report.
@@ -30,6 +25,8 @@ export interface PassThroughOptions {
   schema: GraphQLSchema;
   dataSources: ReadonlyMap<string, SubgraphDataSource>;
   metrics: OperationMetrics;
+  /** The same upstream call budget as Apollo Server's path applies. */
+  demand: DemandControl;
   /** Distinct operations remembered. @default 2000 */
   cacheSize?: number;
 }
@@ -75,13 +72,13 @@ function passesAsItIs(answer: SubgraphAnswer): boolean {
  * subgraph out of reach, is handed to Apollo as already fetched: errors are formatted in one place
  * and the subgraph is never called twice.
  */
-export function createPassThrough({ schema, dataSources, metrics, cacheSize = 2000 }: PassThroughOptions): PassThrough {
-  const repeats = createRepeatOperations<{ fetch: FetchNode; operation: OperationDefinitionNode; source: SubgraphDataSource }>(schema, cacheSize);
+export function createPassThrough({ schema, dataSources, metrics, demand, cacheSize = 2000 }: PassThroughOptions): PassThrough {
+  const repeats = createRepeatOperations<{ fetch: FetchNode; operation: OperationDefinitionNode; document: DocumentNode; source: SubgraphDataSource }>(schema, cacheSize);
 
   return {
-    remember(query, operationName, fetch, operation) {
+    remember(query, operationName, fetch, operation, document) {
       const source = dataSources.get(fetch.serviceName);
-      if (source) repeats.remember(query, operationName, { fetch, operation, source });
+      if (source) repeats.remember(query, operationName, { fetch, operation, document, source });
     },
 
     async serve(body, context, accept, res) {
@@ -90,6 +87,10 @@ export function createPassThrough({ schema, dataSources, metrics, cacheSize = 20
       if (!repeat) return { served: false };
       const prepared = repeat.value;
       const serviceName = prepared.fetch.serviceName;
+      // Its variables may make a remembered operation too expensive: Apollo Server's path refuses it.
+      const checked = demand.check(prepared.document, prepared.operation, repeat.variables);
+      if ('error' in checked) return { served: false };
+      context.calls = demand.ledger(checked.estimate);
       let answer: SubgraphAnswer;
       try {
         answer = await prepared.source.send(subgraphRequestFor(prepared.fetch, repeat.variables), context);

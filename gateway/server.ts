@@ -5,41 +5,34 @@ import { ApolloServer } from '@apollo/server';
 import { ApolloServerPluginLandingPageLocalDefault } from '@apollo/server/plugin/landingPage/default';
 import { ApolloServerPluginLandingPageDisabled } from '@apollo/server/plugin/disabled';
 import { apolloHandler } from '../lib/apolloHttp.ts';
-import { listen, requestUrl, sendJson, sendText, type Started } from '../lib/http.ts';
+import { clientGone, listen, requestUrl, sendJson, sendText, type Started } from '../lib/http.ts';
 import { apolloLogger, type Logger } from '../lib/logger.ts';
 import { createMetrics } from '../lib/metrics.ts';
 import { formatGraphError } from '../lib/errorFormatting.ts';
 import type { GatewayConfig } from './config.ts';
 import { createUndiciFetcher } from './fetcher.ts';
 import { createOperationMetrics, metricsPlugin, subscriptionMetrics } from './metricsPlugin.ts';
-import { createPassThrough, type Prefetched } from './passThrough.ts';
+import type { GatewayContext } from './context.ts';
+import { createPassThrough } from './passThrough.ts';
 import { checkReadiness } from './readiness.ts';
 import { operationLimitsRule } from './limits.ts';
 import { scalarLiteralsRule } from './scalarLiterals.ts';
+import { createDemandControl, readCostTable } from './demandControl.ts';
+import { demandControlPlugin } from './demandControlPlugin.ts';
 import { SubgraphDataSource } from './subgraphDataSource.ts';
 import { withDirectFetches } from './singleFetch.ts';
-import { createPlanner } from './subscriptions/planning.ts';
+import { createPlanner } from './planner.ts';
 import { createSubscriptionExecutor, type SubscriptionExecutor } from './subscriptions/executor.ts';
 import { createOperationRunner } from './subscriptions/operations.ts';
 import { createSseTransport } from './subscriptions/sse.ts';
 import { attachWebSocketTransport } from './subscriptions/ws.ts';
-import { createDownloadProxy, DOWNLOADS_PATH, gatewayOrigin } from './downloads.ts';
+import { DOWNLOADS_PATH } from '../lib/downloads.ts';
+import { createDownloadProxy, gatewayOrigin } from './downloads.ts';
 import { createDashboard } from './dashboard.ts';
 import { AuthFailure, createAuthenticator, type Authenticated } from './auth/authenticate.ts';
 import { createFieldAccess, withFieldAccess } from './auth/access.ts';
 import { readAccessRequirements, withoutAccessDirectives } from './auth/requirements.ts';
-import type { Principal } from './auth/principal.ts';
-
-export interface GatewayContext {
-  /** The caller's request headers; each subgraph call picks its own credential from them. */
-  headers: IncomingHttpHeaders;
-  /** The gateway's public origin, on which subgraphs build download links. */
-  origin?: string | undefined;
-  /** The one subgraph answer the pass-through fetched but left to Apollo to report. */
-  prefetched?: Prefetched;
-  /** The caller, when the graph's own OAuth 2.0 is on and a token (or a trusted proxy) named one. */
-  principal?: Principal | undefined;
-}
+import { createRateLimiter, rateLimitedError } from './rateLimit.ts';
 
 /** Sandbox's page is public: it asks for nothing but the page, and carries the token box itself. */
 const isLandingPage = (req: http.IncomingMessage) => req.method === 'GET' && String(req.headers.accept ?? '').includes('text/html') && !req.url?.includes('query=');
@@ -48,6 +41,13 @@ export interface StartedGateway extends Started {
   /** The GraphQL endpoint (HTTP, WebSocket and SSE). */
   graphqlUrl: string;
   subscriptions: SubscriptionExecutor;
+  /**
+   * A graceful stop, for SIGTERM: `/ready` answers 503 and streaming clients are told to reconnect
+   * (elsewhere) at once; new requests are still served for `delayMs`, while load balancers notice;
+   * then no new connection is accepted, requests in flight get up to `graceMs` to finish, and
+   * everything closes.
+   */
+  drain(options: { delayMs: number; graceMs: number }): Promise<void>;
 }
 
 /** Apollo Gateway over the static supergraph, on plain node:http, with health, readiness and metrics. */
@@ -83,18 +83,22 @@ export async function startGateway(config: GatewayConfig, logger: Logger): Promi
     ...(config.explorer.tokenUrl ? { token_endpoint: config.explorer.tokenUrl } : {}),
     ...(config.explorer.authorizeUrl ? { authorization_endpoint: config.explorer.authorizeUrl } : {}),
   });
+  const limiter = createRateLimiter(config.rateLimits);
   const access = authenticator.enabled ? createFieldAccess({ schema: planner.graphqlApiSchema, requirements: readAccessRequirements(supergraphSdl) }) : undefined;
   // The outcome of authenticating an HTTP request, for the context Apollo builds from it later.
   const authenticated = new WeakMap<http.IncomingMessage, Authenticated>();
   const limits = operationLimitsRule(config.limits);
   const rules = [limits, scalarLiteralsRule()];
   const format = formatGraphError(logger, { hideSuggestions: !config.schemaSuggestions });
+  const demand = createDemandControl({ schema: planner.graphqlApiSchema, costs: readCostTable(supergraphSdl), ...config.demand });
   const operationMetrics = createOperationMetrics(metrics.registry);
-  const passThrough = createPassThrough({ schema: planner.graphqlApiSchema, dataSources, metrics: operationMetrics });
+  const { singleFetch, passThrough: passingThrough } = config.fastPaths;
+  const passThrough = singleFetch && passingThrough ? createPassThrough({ schema: planner.graphqlApiSchema, dataSources, metrics: operationMetrics, demand }) : undefined;
   const apollo = new ApolloServer<GatewayContext>({
-    gateway: access
-      ? withFieldAccess(withDirectFetches(gateway, { planner, dataSources, passThrough }), access, (context) => (context as GatewayContext).principal)
-      : withDirectFetches(gateway, { planner, dataSources, passThrough }),
+    gateway: (() => {
+      const shortcut = singleFetch ? withDirectFetches(gateway, { planner, dataSources, passThrough }) : gateway;
+      return access ? withFieldAccess(shortcut, access, (context) => (context as GatewayContext).principal) : shortcut;
+    })(),
     logger: apolloLogger(logger),
     includeStacktraceInErrorResponses: false,
     hideSchemaDetailsFromClientErrors: !config.schemaSuggestions,
@@ -108,68 +112,96 @@ export async function startGateway(config: GatewayConfig, logger: Logger): Promi
           })
         : ApolloServerPluginLandingPageDisabled(),
       metricsPlugin<GatewayContext>(operationMetrics),
+      demandControlPlugin(demand),
     ],
   });
   await apollo.start();
 
+  // Each HTTP request's signal, aborted when its client goes away before the answer is written.
+  const clientSignals = new WeakMap<http.IncomingMessage, AbortSignal>();
   const contextOf = (req: http.IncomingMessage): GatewayContext => {
     const caller = authenticated.get(req);
-    return { headers: (caller?.headers ?? req.headers) as IncomingHttpHeaders, origin: gatewayOrigin(config.publicUrl, req, config.trustedProxies), principal: caller?.principal };
+    return { headers: (caller?.headers ?? req.headers) as IncomingHttpHeaders, origin: gatewayOrigin(config.publicUrl, req, config.trustedProxies), principal: caller?.principal, signal: clientSignals.get(req) };
   };
   const graphql = apolloHandler<GatewayContext>({
     server: apollo,
     context: async ({ req }) => contextOf(req),
     maxBodyBytes: config.maxBodyBytes,
-    async first(body, req, res) {
-      const context = contextOf(req);
-      // The fast path serves remembered operations whole: not to a caller who may not see all of one.
-      const query = (body as { query?: unknown; operationName?: unknown } | undefined)?.query;
-      if (access && (typeof query !== 'string' || access.restrictText(query, String((body as { operationName?: unknown }).operationName ?? '') || undefined, context.principal))) {
-        return { served: false, context };
-      }
-      const outcome = await passThrough.serve(body, context, req.headers.accept, res);
-      if (outcome.served) return outcome;
-      if (outcome.prefetched) context.prefetched = outcome.prefetched;
-      return { served: false, context };
-    },
+    first: passThrough
+      ? async (body, req, res) => {
+          const context = contextOf(req);
+          // The fast path serves remembered operations whole: not to a caller who may not see all of one.
+          const query = (body as { query?: unknown } | undefined)?.query;
+          if (access && (typeof query !== 'string' || access.restrictText(query, String((body as { operationName?: unknown }).operationName ?? '') || undefined, context.principal))) {
+            return { served: false, context };
+          }
+          const outcome = await passThrough.serve(body, context, req.headers.accept, res);
+          if (outcome.served) return outcome;
+          if (outcome.prefetched) context.prefetched = outcome.prefetched;
+          return { served: false, context };
+        }
+      : undefined,
   });
   const executor = createSubscriptionExecutor({
     planner,
     dataSources,
     subgraphUrl: (name) => dataSources.get(name)?.url ?? '',
     logger,
+    demand,
     format,
     limits: { subscriptions: config.subscriptionLimits.perCredential, streams: config.subscriptionLimits.streamsPerCredential },
   });
   subscriptionMetrics(metrics.registry, executor);
-  const runner = createOperationRunner(executor, apollo, authenticator.enabled ? { authenticator, access } : undefined);
+  const runner = createOperationRunner(executor, apollo, authenticator.enabled || limiter.enabled ? { authenticator, access, limiter } : undefined);
   const sse = createSseTransport({ schema: executor.planner.graphqlApiSchema, runner, rules, maxBodyBytes: config.maxBodyBytes, format, authenticatedOf: (req) => authenticated.get(req) });
   const downloads = createDownloadProxy(config.subgraphUrls, logger);
   const dashboard = config.dashboard ? createDashboard({ demoToken: config.sandboxHeaders['x-recognition-token'] }) : undefined;
 
+  let draining = false;
+  // Requests being answered, streams excepted: a graceful stop waits for them.
+  let inFlight = 0;
+  const whenIdle = new Set<() => void>();
   const server = http.createServer((req, res) => {
     const url = requestUrl(req);
     if (!url) return sendJson(res, 400, { message: 'bad request target' });
+    if (draining) res.setHeader('connection', 'close');
+    if (!(url.pathname === '/graphql' && sse.accepts(req))) {
+      inFlight += 1;
+      res.once('close', () => {
+        inFlight -= 1;
+        if (inFlight === 0) for (const resolve of whenIdle) resolve();
+      });
+    }
     const work = (async () => {
       if (url.pathname.startsWith(DOWNLOADS_PATH)) return downloads.handle(req, res, url);
       if (dashboard?.handles(url.pathname)) return dashboard.handle(req, res, url.pathname);
       switch (url.pathname) {
         case '/graphql':
-          if (authenticator.enabled && !isLandingPage(req)) {
+          if ((authenticator.enabled || limiter.enabled) && !isLandingPage(req)) {
+            let caller: Authenticated;
             try {
-              authenticated.set(req, await authenticator.authenticate(req.headers, req.socket.remoteAddress));
+              caller = await authenticator.authenticate(req.headers, req.socket.remoteAddress);
             } catch (error) {
               if (!(error instanceof AuthFailure)) throw error;
               req.resume();
               return sendJson(res, error.status, { errors: [{ message: error.message, extensions: { code: error.status === 401 ? 'UNAUTHENTICATED' : 'UPSTREAM_UNAVAILABLE' } }] }, { 'www-authenticate': error.wwwAuthenticate });
             }
+            const decision = await limiter.check(caller.headers, caller.principal, req.socket.remoteAddress);
+            if (!decision.allowed) {
+              req.resume();
+              return sendJson(res, 429, { errors: [rateLimitedError(decision)] }, { 'retry-after': String(decision.retryAfterSeconds) });
+            }
+            authenticated.set(req, caller);
           }
-          return sse.accepts(req) ? sse.handle(req, res) : graphql(req, res, url);
+          if (sse.accepts(req)) return sse.handle(req, res);
+          clientSignals.set(req, clientGone(res));
+          return graphql(req, res, url);
         case '/.well-known/oauth-protected-resource':
           return sendJson(res, 200, protectedResource(req));
         case '/health':
           return sendJson(res, 200, { status: 'ok' });
         case '/ready': {
+          if (draining) return sendJson(res, 503, { ready: false, draining: true });
           const readiness = await checkReadiness(fetcher, true, config.subgraphUrls);
           return sendJson(res, readiness.ready ? 200 : 503, readiness);
         }
@@ -198,18 +230,40 @@ export async function startGateway(config: GatewayConfig, logger: Logger): Promi
 
   const started = await listen(server, config.port, config.host);
   logger.info({ url: `${started.url}/graphql` }, 'gateway listening');
+  const close = async () => {
+    executor.close();
+    await detachWebSockets();
+    await started.close();
+    await apollo.stop();
+    await fetcher.close();
+    await authenticator.close();
+    await limiter.close();
+    await downloads.close();
+  };
   return {
     url: started.url,
     graphqlUrl: `${started.url}/graphql`,
     subscriptions: executor,
-    async close() {
-      executor.close();
-      await detachWebSockets();
-      await started.close();
-      await apollo.stop();
-      await fetcher.close();
-      await authenticator.close();
-      await downloads.close();
+    close,
+    async drain({ delayMs, graceMs }) {
+      if (draining) return;
+      draining = true;
+      logger.info({ delayMs, graceMs, inFlight }, 'draining: not ready; streaming clients told to reconnect');
+      await detachWebSockets(1012, 'the gateway is restarting: reconnect and resume from your last cursor');
+      await new Promise((resolve) => setTimeout(resolve, delayMs));
+      server.close();
+      server.closeIdleConnections();
+      if (inFlight > 0) {
+        let resolveIdle!: () => void;
+        const idle = new Promise<void>((resolve) => whenIdle.add((resolveIdle = resolve)));
+        const timer = setTimeout(resolveIdle, graceMs);
+        await idle;
+        clearTimeout(timer);
+        whenIdle.delete(resolveIdle);
+      }
+      logger.info({ unfinished: inFlight }, 'drained: closing');
+      // SSE streams still open are cut here; their clients reconnect with their last cursor.
+      await close();
     },
   };
 }

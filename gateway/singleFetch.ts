@@ -17,10 +17,10 @@ import {
 import type { ApolloGateway } from '@apollo/gateway';
 import type { FetchNode } from '@apollo/query-planner';
 import { operationFromDocument } from '@apollo/federation-internals';
-import type { Planner } from './subscriptions/planning.ts';
+import type { Planner } from './planner.ts';
 import { createBoundedCache } from '../lib/boundedCache.ts';
 import { subgraphRequestFor, type PassThrough } from './passThrough.ts';
-import type { GatewayContext } from './server.ts';
+import type { GatewayContext } from './context.ts';
 import type { SubgraphDataSource } from './subgraphDataSource.ts';
 
 type GatewayInterface = Pick<ApolloGateway, 'load' | 'onSchemaLoadOrUpdate' | 'stop'>;
@@ -149,7 +149,7 @@ export function withDirectFetches(
         const provided = requestContext.request.variables ?? {};
         const coerced = getVariableValues(planner.graphqlApiSchema, operation.variableDefinitions ?? [], provided);
         if (coerced.errors) return { errors: coerced.errors };
-        if (requestContext.request.query) passThrough?.remember(requestContext.request.query, requestContext.request.operationName, fetch, operation);
+        if (requestContext.request.query) passThrough?.remember(requestContext.request.query, requestContext.request.operationName, fetch, operation, requestContext.document);
         const response = source.read(await answerOf(fetch, source, requestContext, provided), requestContext.overallCachePolicy);
         const result: ExecutionResult = { data: response.data ?? null };
         if (response.errors?.length) {

@@ -1,9 +1,10 @@
 import type { GraphQLDataSource, GraphQLDataSourceProcessOptions } from '@apollo/gateway';
-import { ErrorCode, graphError } from '../subgraphs/kit/errors.ts';
-import { GATEWAY_ORIGIN_HEADER } from '../subgraphs/kit/downloads.ts';
+import { ErrorCode, graphError } from '../lib/errors.ts';
+import { GATEWAY_ORIGIN_HEADER } from '../lib/downloads.ts';
+import { CALL_BUDGET_HEADER, CALLS_MADE_HEADER } from '../lib/callBudget.ts';
 import { credentialHeadersFor } from './credentials.ts';
 import type { SubgraphAnswer, UndiciFetcher } from './fetcher.ts';
-import type { GatewayContext } from './server.ts';
+import type { GatewayContext } from './context.ts';
 
 type GatewayGraphQLResponse = Awaited<ReturnType<GraphQLDataSource['process']>>;
 type CachePolicy = { restrict(hint: { maxAge?: number; scope?: 'PUBLIC' | 'PRIVATE' }): void };
@@ -22,6 +23,12 @@ function cacheHintOf(header: string | string[] | undefined): { maxAge: number; s
     if (name === 'public') hint.scope = 'PUBLIC';
   }
   return hint;
+}
+
+/** The calls a subgraph says it made; undefined when it did not say (all that was reserved is then spent). */
+function callsMade(header: string | string[] | undefined): number | undefined {
+  const value = Array.isArray(header) ? header[0] : header;
+  return value !== undefined && /^[0-9]{1,15}$/.test(value) ? Number(value) : undefined;
 }
 
 function parseObject(text: string): Record<string, unknown> | undefined {
@@ -67,10 +74,18 @@ export class SubgraphDataSource implements GraphQLDataSource<GatewayContext> {
     // Operations the gateway runs on its own (health checks) have no caller.
     if (context?.headers) Object.assign(headers, credentialHeadersFor(this.name, context.headers));
     if (context?.origin) headers[GATEWAY_ORIGIN_HEADER] = context.origin;
+    // The operation's upstream calls are counted across its subgraph requests (gateway/demandControl.ts).
+    const ledger = context?.calls;
+    const reserved = ledger?.reserve(this.name);
+    if (reserved !== undefined) headers[CALL_BUDGET_HEADER] = String(reserved);
+    let answer: SubgraphAnswer | undefined;
     try {
-      return await this.fetcher.post(this.url, headers, JSON.stringify(request));
+      answer = await this.fetcher.post(this.url, headers, JSON.stringify(request), context?.signal);
+      return answer;
     } catch {
       throw graphError(`the ${this.name} subgraph is unreachable`, { code: ErrorCode.UpstreamUnavailable, service: this.name });
+    } finally {
+      if (reserved !== undefined) ledger!.settle(this.name, reserved, callsMade(answer?.headers[CALLS_MADE_HEADER]));
     }
   }
 

@@ -1,41 +1,28 @@
 import { GraphQLError, parse, visit, type ASTNode, type GraphQLFormattedError } from 'graphql';
-import { unwrapResolverError } from '@apollo/server/errors';
+import { ApolloServerErrorCode, unwrapResolverError } from '@apollo/server/errors';
+import { ErrorCode } from './errors.ts';
 import type { Logger } from './logger.ts';
 
-/**
- * The codes an error may reach a client with on purpose (README, "Errors"); anything else is
- * masked as `INTERNAL_SERVER_ERROR`.
- */
-export const KNOWN_ERROR_CODES: readonly string[] = [
-  'BAD_USER_INPUT',
-  'UNAUTHENTICATED',
-  'FORBIDDEN',
-  'NOT_FOUND',
-  'CONFLICT',
-  'TEAPOT',
-  'RATE_LIMITED',
-  'DATA_NOT_READY',
-  'CURSOR_EXPIRED',
-  'UPSTREAM_ERROR',
-  'UPSTREAM_UNAVAILABLE',
-  'GRAPHQL_PARSE_FAILED',
-  'GRAPHQL_VALIDATION_FAILED',
-  'PERSISTED_QUERY_NOT_FOUND',
-  'PERSISTED_QUERY_NOT_SUPPORTED',
-  'OPERATION_RESOLUTION_FAILURE',
-  'BAD_REQUEST',
-];
-const KNOWN_CODES = new Set(KNOWN_ERROR_CODES);
+/** Our own codes, and the ones Apollo Server raises for a request it refuses. */
+const KNOWN_CODES = new Set<string>([
+  ...Object.values(ErrorCode),
+  ApolloServerErrorCode.GRAPHQL_PARSE_FAILED,
+  ApolloServerErrorCode.GRAPHQL_VALIDATION_FAILED,
+  ApolloServerErrorCode.PERSISTED_QUERY_NOT_FOUND,
+  ApolloServerErrorCode.PERSISTED_QUERY_NOT_SUPPORTED,
+  ApolloServerErrorCode.OPERATION_RESOLUTION_FAILURE,
+  ApolloServerErrorCode.BAD_REQUEST,
+]);
 
-/** Every code a client can see: the known ones, and the masked code of a bug. */
-export const DOCUMENTED_ERROR_CODES: readonly string[] = [...KNOWN_ERROR_CODES, 'INTERNAL_SERVER_ERROR'];
+/** The codes an error may reach a client with on purpose (README, "Errors"); anything else is masked as `INTERNAL_SERVER_ERROR`. */
+export const KNOWN_ERROR_CODES: readonly string[] = [...KNOWN_CODES];
 
 /**
  * Errors we raise on purpose carry a known code and pass through. Anything else is a bug: its
  * message could hold anything (a URL, a header), so the client sees a generic message and the
  * log keeps the detail.
  */
-export function maskUnexpectedErrors(logger: Logger) {
+function maskUnexpectedErrors(logger: Logger) {
   return (formatted: GraphQLFormattedError, error: unknown): GraphQLFormattedError => {
     const code = formatted.extensions?.code;
     if (typeof code === 'string' && KNOWN_CODES.has(code)) return formatted;
@@ -82,7 +69,7 @@ function argumentAt(source: string, offset: number | undefined, variable: string
  * A wrong argument value is the caller's input error whether it arrives as a literal or a
  * variable: both become BAD_USER_INPUT with the argument named, so a form can point at it.
  */
-export function normaliseInputError(formatted: GraphQLFormattedError, error: unknown): GraphQLFormattedError {
+function normaliseInputError(formatted: GraphQLFormattedError, error: unknown): GraphQLFormattedError {
   const code = formatted.extensions?.code;
   if (!(error instanceof GraphQLError) || !error.source) return formatted;
   const variable = /^Variable "\$(\w+)" got invalid value/.exec(formatted.message)?.[1];

@@ -87,8 +87,6 @@ export function listen(server: http.Server, port: number, host = '127.0.0.1'): P
   });
 }
 
-export type Handler = (req: IncomingMessage, res: ServerResponse, url: URL) => void | Promise<void>;
-
 /** Parses the request target once; a bad target is the client's error. */
 export function requestUrl(req: IncomingMessage): URL | undefined {
   try {
@@ -96,4 +94,13 @@ export function requestUrl(req: IncomingMessage): URL | undefined {
   } catch {
     return undefined;
   }
+}
+
+/** A signal aborted when the response's connection closes before the response was written whole: the client went away. */
+export function clientGone(res: ServerResponse): AbortSignal {
+  const controller = new AbortController();
+  res.once('close', () => {
+    if (!res.writableFinished) controller.abort(new DOMException('the client went away', 'AbortError'));
+  });
+  return controller.signal;
 }

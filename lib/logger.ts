@@ -1,4 +1,5 @@
 import { pino, type DestinationStream, type Logger } from 'pino';
+import { ALL_CREDENTIAL_HEADERS } from './services.ts';
 
 export type { Logger } from 'pino';
 
@@ -20,12 +21,8 @@ const REDACT_PATHS = [
   'headers.cookie',
   'req.headers.authorization',
   'req.headers.cookie',
-  '*.headers["x-recognition-token"]',
-  '*.headers["x-marketplace-email"]',
-  '*.headers["x-marketplace-api-key"]',
-  '*.headers["x-marketplace-account-key"]',
-  '*.headers["x-marketplace-user-token"]',
-  '*.headers["x-dashboards-token"]',
+  ...ALL_CREDENTIAL_HEADERS.map((header) => `*.headers["${header}"]`),
+  // The dashboards service's own header, which its client sends upstream.
   '*.headers["service-token"]',
   'token',
   'accessToken',

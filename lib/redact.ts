@@ -8,7 +8,7 @@ export const REDACTED = '[REDACTED]';
 /** Query parameters and header names whose values are credentials, compared in lower case. */
 const SECRET_NAME = /(token|secret|password|passwd|api[-_]?key|apikey|authorization|cookie|signature|account[-_]?key|accountmanager|credential)/i;
 
-export function isSecretName(name: string): boolean {
+function isSecretName(name: string): boolean {
   return SECRET_NAME.test(name);
 }
 

@@ -7,7 +7,7 @@ import { createBoundedCache } from './boundedCache.ts';
  * entries: without this, a client padding distinct operations to the body limit could hold
  * gigabytes. Real operations are a few kilobytes; longer ones simply go through Apollo Server.
  */
-export const REMEMBERED_QUERY_MAX_CHARS = 16 * 1024;
+const REMEMBERED_QUERY_MAX_CHARS = 16 * 1024;
 
 /** A repeat that may skip Apollo Server: what was remembered, the caller's variables, the response's media type. */
 export interface Repeat<V> {

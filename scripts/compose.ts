@@ -1,7 +1,7 @@
 import { readFileSync, writeFileSync, existsSync } from 'node:fs';
 import { parse } from 'graphql';
 import { composeServices } from '@apollo/composition';
-import { SUBGRAPHS, defaultSubgraphUrl } from '../gateway/subgraphs.ts';
+import { SERVICES, defaultSubgraphUrl } from '../lib/services.ts';
 
 /**
  * Composes schema/<subgraph>.graphql into schema/supergraph.graphql. With --check, fails when the
@@ -11,10 +11,10 @@ const root = new URL('../schema/', import.meta.url);
 const target = new URL('supergraph.graphql', root);
 
 const result = composeServices(
-  SUBGRAPHS.map((entry) => ({
-    name: entry.name,
-    url: defaultSubgraphUrl(entry),
-    typeDefs: parse(readFileSync(new URL(`${entry.name}.graphql`, root), 'utf8')),
+  SERVICES.map((service) => ({
+    name: service.name,
+    url: defaultSubgraphUrl(service),
+    typeDefs: parse(readFileSync(new URL(`${service.name}.graphql`, root), 'utf8')),
   })),
 );
 if (result.errors) {
@@ -32,6 +32,6 @@ if (process.argv.includes('--check')) {
   console.log('supergraph is fresh');
 } else {
   writeFileSync(target, sdl);
-  console.log(`composed ${SUBGRAPHS.length} subgraphs into schema/supergraph.graphql`);
+  console.log(`composed ${SERVICES.length} subgraphs into schema/supergraph.graphql`);
   for (const hint of result.hints ?? []) console.log(`hint: ${hint.toString()}`);
 }

@@ -1,4 +1,4 @@
-import type { Env } from '../lib/config.ts';
+import { readPort, type Env } from '../lib/config.ts';
 import type { Started } from '../lib/http.ts';
 import { startEmulator } from '../emulators/kit/emulator.ts';
 import { createAuthorizationServer, DEMO_AUDIENCE, DEMO_PARTNER, DEMO_READER, GRAPH_CLIENT } from '../emulators/authorization-server/emulator.ts';
@@ -10,10 +10,10 @@ export const DEFAULT_AUTH_SERVER_PORT = 4099;
  * two partners (read-write and read-only) have the demo service credentials preloaded in the graph,
  * so they never send an upstream key.
  */
-export async function startDemoAuthorization(env: Env, port: number, host: string, demoHeaders: Record<string, string>): Promise<{ started: Started; env: Env; principalCredentials: Record<string, Record<string, string>> } | undefined> {
+export async function startDemoAuthorization(env: Env, { ephemeralPorts, host, demoHeaders }: { ephemeralPorts: boolean; host: string; demoHeaders: Record<string, string> }): Promise<{ started: Started; env: Env; principalCredentials: Record<string, Record<string, string>> } | undefined> {
   if ((env.GATEWAY_AUTH ?? 'off').toLowerCase() !== 'oauth2' || env.AUTH_JWKS_URL || env.AUTH_INTROSPECTION_URL || env.TRUSTED_PROXIES) return undefined;
   const server = await createAuthorizationServer();
-  const started = await startEmulator(server.definition, port, host);
+  const started = await startEmulator(server.definition, ephemeralPorts ? 0 : readPort(env, 'AUTH_SERVER_EMULATOR_PORT', DEFAULT_AUTH_SERVER_PORT), host);
   server.setIssuer(started.url);
   return {
     started,

@@ -1,8 +1,9 @@
 import type { Started } from '../lib/http.ts';
 import type { Logger } from '../lib/logger.ts';
-import { readInt, type Env } from '../lib/config.ts';
+import type { Env } from '../lib/config.ts';
+import { SERVICE_ENTRY, type ServiceEntry } from '../lib/services.ts';
 import { startEmulator } from '../emulators/kit/emulator.ts';
-import { createRecognitionEmulator } from '../emulators/recognition/emulator.ts';
+import { createRecognitionEmulator, readRecognitionEmulatorOptions } from '../emulators/recognition/emulator.ts';
 import { DEMO_TOKENS } from '../emulators/recognition/data.ts';
 import { startSubgraph } from '../subgraphs/kit/server.ts';
 import { readRecognitionConfig } from '../subgraphs/recognition/config.ts';
@@ -13,7 +14,7 @@ import { readMarketplaceConfig, readMarketplaceName } from '../subgraphs/marketp
 import { createMarketplaceSubgraph } from '../subgraphs/marketplace/server.ts';
 import { createDashboardsEmulator } from '../emulators/dashboards/emulator.ts';
 import { DEMO_TOKEN as DASHBOARDS_DEMO_TOKEN } from '../emulators/dashboards/data.ts';
-import { DASHBOARDS_EMULATOR_PORT, DASHBOARDS_SUBGRAPH_PORT, readDashboardsConfig } from '../subgraphs/dashboards/config.ts';
+import { readDashboardsConfig } from '../subgraphs/dashboards/config.ts';
 import { createDashboardsSubgraph } from '../subgraphs/dashboards/server.ts';
 
 export interface SubgraphStartOptions {
@@ -27,15 +28,11 @@ export interface SubgraphStartOptions {
   now?: () => number;
 }
 
-/** One REST service as the whole stack sees it: its emulator, its subgraph, its demo credential. */
-export interface ServiceModule {
-  name: string;
-  /** The env variable that points the subgraph at a real upstream instead of the emulator. */
-  apiUrlEnv: string;
-  emulatorPortEnv: string;
-  defaultEmulatorPort: number;
-  subgraphPortEnv: string;
-  defaultSubgraphPort: number;
+/**
+ * One REST service as the whole stack sees it: its registry entry (name, ports, settings), and
+ * here what needs its code: its emulator, its subgraph, its demo credential.
+ */
+export interface ServiceModule extends ServiceEntry {
   /** Gateway headers carrying the demo credential (what a Sandbox user pastes). */
   demoHeaders: Record<string, string>;
   /** Settings the subgraph gets when its upstream is the emulator (e.g. to register its webhook there). */
@@ -46,45 +43,36 @@ export interface ServiceModule {
 
 export const SERVICES: readonly ServiceModule[] = [
   {
-    name: 'recognition',
-    apiUrlEnv: 'RECOGNITION_API_URL',
-    emulatorPortEnv: 'RECOGNITION_EMULATOR_PORT',
-    defaultEmulatorPort: 4101,
-    subgraphPortEnv: 'RECOGNITION_SUBGRAPH_PORT',
-    defaultSubgraphPort: 4001,
-    demoHeaders: { 'x-recognition-token': DEMO_TOKENS.admin },
+    ...SERVICE_ENTRY.recognition,
+    demoHeaders: { [SERVICE_ENTRY.recognition.credentialHeaders.token]: DEMO_TOKENS.admin },
     // The emulator reaches the subgraph on its listening address; an admin token registers the webhook.
     emulatedEnv: { RECOGNITION_PUBLIC_URL: 'self', RECOGNITION_SERVICE_TOKEN: DEMO_TOKENS.admin },
-    startEmulator: (port, host, env) =>
-      startEmulator(createRecognitionEmulator({ deliveryRetryMs: readInt(env, 'RECOGNITION_EMULATOR_RETRY_MS', 500, { min: 1, max: 60_000 }) }), port, host),
-    startSubgraph: async ({ apiUrl, port, host, logger, env }) =>
-      startSubgraph(await createRecognitionSubgraph(readRecognitionConfig(env, { apiUrl, port, host }), logger), { port, host }),
+    startEmulator: (port, host, env) => startEmulator(createRecognitionEmulator(readRecognitionEmulatorOptions(env)), port, host),
+    startSubgraph: async ({ apiUrl, port, host, logger, env }) => {
+      const config = readRecognitionConfig(env, { apiUrl, port, host });
+      return startSubgraph(await createRecognitionSubgraph(config, logger), config);
+    },
   },
   {
-    name: 'marketplace',
-    apiUrlEnv: 'MARKETPLACE_API_URL',
-    emulatorPortEnv: 'MARKETPLACE_EMULATOR_PORT',
-    defaultEmulatorPort: 4102,
-    subgraphPortEnv: 'MARKETPLACE_SUBGRAPH_PORT',
-    defaultSubgraphPort: 4002,
+    ...SERVICE_ENTRY.marketplace,
     demoHeaders: {
-      'x-marketplace-email': DEMO_CREDENTIALS.email,
-      'x-marketplace-api-key': DEMO_CREDENTIALS.apiKey,
-      'x-marketplace-account-key': DEMO_CREDENTIALS.accountKey,
+      [SERVICE_ENTRY.marketplace.credentialHeaders.email]: DEMO_CREDENTIALS.email,
+      [SERVICE_ENTRY.marketplace.credentialHeaders.apiKey]: DEMO_CREDENTIALS.apiKey,
+      [SERVICE_ENTRY.marketplace.credentialHeaders.accountKey]: DEMO_CREDENTIALS.accountKey,
     },
     startEmulator: (port, host, env) => startEmulator(createMarketplaceEmulator({ marketplace: readMarketplaceName(env) }), port, host),
-    startSubgraph: ({ apiUrl, port, host, logger, env, now }) =>
-      startSubgraph(createMarketplaceSubgraph(readMarketplaceConfig(env, { apiUrl, port, host }), logger, now ? { now } : {}), { port, host }),
+    startSubgraph: ({ apiUrl, port, host, logger, env, now }) => {
+      const config = readMarketplaceConfig(env, { apiUrl, port, host });
+      return startSubgraph(createMarketplaceSubgraph(config, logger, now ? { now } : {}), config);
+    },
   },
   {
-    name: 'dashboards',
-    apiUrlEnv: 'DASHBOARDS_API_URL',
-    emulatorPortEnv: 'DASHBOARDS_EMULATOR_PORT',
-    defaultEmulatorPort: DASHBOARDS_EMULATOR_PORT,
-    subgraphPortEnv: 'DASHBOARDS_SUBGRAPH_PORT',
-    defaultSubgraphPort: DASHBOARDS_SUBGRAPH_PORT,
-    demoHeaders: { 'x-dashboards-token': DASHBOARDS_DEMO_TOKEN },
+    ...SERVICE_ENTRY.dashboards,
+    demoHeaders: { [SERVICE_ENTRY.dashboards.credentialHeaders.token]: DASHBOARDS_DEMO_TOKEN },
     startEmulator: (port, host) => startEmulator(createDashboardsEmulator(), port, host),
-    startSubgraph: ({ apiUrl, port, host, logger, env }) => startSubgraph(createDashboardsSubgraph(readDashboardsConfig(env, { apiUrl, port, host }), logger), { port, host }),
+    startSubgraph: ({ apiUrl, port, host, logger, env }) => {
+      const config = readDashboardsConfig(env, { apiUrl, port, host });
+      return startSubgraph(createDashboardsSubgraph(config, logger), config);
+    },
   },
 ];

@@ -4,7 +4,7 @@ import type { Logger } from '../lib/logger.ts';
 import { readGatewayConfig } from '../gateway/config.ts';
 import { startGateway, type StartedGateway } from '../gateway/server.ts';
 import { SERVICES, type ServiceModule } from './services.ts';
-import { DEFAULT_AUTH_SERVER_PORT, startDemoAuthorization } from './demoAuthorization.ts';
+import { startDemoAuthorization } from './demoAuthorization.ts';
 
 export interface StackOptions {
   env: Env;
@@ -46,7 +46,7 @@ export async function startStack({ env, logger, ephemeralPorts = false, host = e
       services.push(await startService(service));
     }
     const demoHeaders = Object.assign({}, ...SERVICES.map((service) => service.demoHeaders)) as Record<string, string>;
-    const authorization = await startDemoAuthorization(env, port('AUTH_SERVER_EMULATOR_PORT', DEFAULT_AUTH_SERVER_PORT), host, demoHeaders);
+    const authorization = await startDemoAuthorization(env, { ephemeralPorts, host, demoHeaders });
     if (authorization) closers.push(authorization.started);
     const gatewayConfig = readGatewayConfig(authorization?.env ?? env, {
         host,
@@ -72,18 +72,18 @@ export async function startStack({ env, logger, ephemeralPorts = false, host = e
   }
 
   async function startService(service: ServiceModule): Promise<StartedService> {
-    let apiUrl = readUrl(env, service.apiUrlEnv);
+    let apiUrl = readUrl(env, service.env.apiUrl);
     let emulatorUrl: string | undefined;
     let subgraphEnv = env;
     if (!apiUrl) {
-      const emulator = await service.startEmulator(port(service.emulatorPortEnv, service.defaultEmulatorPort), host, env);
+      const emulator = await service.startEmulator(port(service.env.emulatorPort, service.emulatorPort), host, env);
       closers.push(emulator);
       emulatorUrl = apiUrl = emulator.url;
       subgraphEnv = { ...service.emulatedEnv, ...env };
     }
     const subgraph = await service.startSubgraph({
       apiUrl,
-      port: port(service.subgraphPortEnv, service.defaultSubgraphPort),
+      port: port(service.env.subgraphPort, service.subgraphPort),
       host,
       logger: logger.child({ component: `${service.name}-subgraph` }),
       env: subgraphEnv,

@@ -80,7 +80,7 @@ export const DIMENSIONS = new Set(Object.values(DIMENSION_GROUPS).flatMap((group
 export const SEEDED_REQUEST_COUNT = 1_728_000;
 /** The window `avgReqPerSec` averages over. */
 export const STATS_WINDOW_SECONDS = 24 * 60 * 60;
-export const QUOTA_BASE = 100_000;
+const QUOTA_BASE = 100_000;
 
 const ID_PREFIXES = { dashboard: 'dsh', environment: 'env', widget: 'wdg' } as const;
 
@@ -91,7 +91,7 @@ export function nextId(state: DashboardsState, kind: keyof DashboardsState['coun
 }
 
 /** A URL-safe form of a name: lower case, accents dropped, anything else a single hyphen. */
-export function slugify(name: string, fallback: string): string {
+function slugify(name: string, fallback: string): string {
   const slug = name
     .normalize('NFKD')
     .replace(/[\u0300-\u036f]/g, '')

@@ -1,7 +1,7 @@
 import http, { type IncomingMessage, type ServerResponse } from 'node:http';
 import { listen, readBody, requestUrl, sendJson, PayloadTooLargeError, type Started } from '../../lib/http.ts';
 import { redactQuery } from '../../lib/redact.ts';
-import { compileRoutes, matchRoute, type Reply, type Route, type RouteRequest } from './router.ts';
+import { compileRoutes, matchRoute, type Reply, type Route } from './router.ts';
 import { jsonBody } from './bodies.ts';
 
 /** One line of the request log: enough to prove batching and header routing, never a secret. */
@@ -129,7 +129,7 @@ function writeReply(res: ServerResponse, reply: Reply): void {
  * The shared shape of every emulator: the service's routes, a request log, fault injection,
  * a clock and a reset, with the control surface under `/__emulator/`.
  */
-export function createEmulator(definition: EmulatorDefinition): Emulator {
+function createEmulator(definition: EmulatorDefinition): Emulator {
   const clock = definition.clock ?? createClock();
   const routes = compileRoutes(definition.routes);
   const log = createRequestLog(MAX_LOGGED);

@@ -16,8 +16,8 @@ import { makePdf } from './pdf.ts';
 
 /** A Rails-style login prompt: the spec says failed credentials answer 401 `{error: <login prompt text>}`. */
 export const LOGIN_PROMPT = 'You need to sign in or sign up before continuing.';
-export const QUESTIONS_PAGE_SIZE = 20;
-export const PRODUCTS_PAGE_SIZE = 10;
+const QUESTIONS_PAGE_SIZE = 20;
+const PRODUCTS_PAGE_SIZE = 10;
 /** The documented lifetime of a product list's `next` URL. */
 export const NEXT_URL_LIFETIME_MS = 10 * 60 * 1000;
 const DAY = 24 * 60 * 60 * 1000;

@@ -1,10 +1,11 @@
-import { readPort, runMain } from '../../lib/config.ts';
+import { runMain } from '../../lib/config.ts';
+import { readEmulatorPort, SERVICE_ENTRY } from '../../lib/services.ts';
 import { startEmulator } from '../kit/emulator.ts';
 import { readMarketplaceName } from '../../subgraphs/marketplace/config.ts';
 import { createMarketplaceEmulator } from './emulator.ts';
 
 runMain(async () => {
-  const port = readPort(process.env, 'MARKETPLACE_EMULATOR_PORT', 4102);
+  const port = readEmulatorPort(process.env, SERVICE_ENTRY.marketplace);
   const marketplace = readMarketplaceName(process.env);
   const { url } = await startEmulator(createMarketplaceEmulator({ marketplace }), port, process.env.HOST ?? '127.0.0.1');
   console.log(`marketplace emulator on ${url} for marketplace "${marketplace}" (control: ${url}/__emulator/)`);

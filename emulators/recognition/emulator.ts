@@ -1,3 +1,4 @@
+import { readInt, type Env } from '../../lib/config.ts';
 import { createClock, type EmulatorDefinition, type EmulatorClock } from '../kit/emulator.ts';
 import { fieldsBody, jsonBody } from '../kit/bodies.ts';
 import type { Reply, Route, RouteRequest } from '../kit/router.ts';
@@ -12,7 +13,7 @@ const MONTHS = ['Jan', 'Feb', 'Mar', 'Apr', 'May', 'Jun', 'Jul', 'Aug', 'Sep', '
 const DAY = 24 * 60 * 60 * 1000;
 
 /** The service's own header name; clients must match any `x-*-authentication-token`. */
-export const NEW_TOKEN_HEADER = 'X-Recognition-Authentication-Token';
+const NEW_TOKEN_HEADER = 'X-Recognition-Authentication-Token';
 
 const UNAUTHORIZED: Reply = { status: 401, body: { success: false, message: 'Bad or missing access token' } };
 const NOT_READY: Reply = { status: 449, body: { message: 'Analytics data is not ready yet. Please retry in 5 minutes.' } };
@@ -30,6 +31,11 @@ export interface RecognitionEmulatorOptions {
 
 export interface RecognitionEmulator extends EmulatorDefinition {
   state(): RecognitionState;
+}
+
+/** The emulator's settings: how long its first webhook redelivery waits. */
+export function readRecognitionEmulatorOptions(env: Env): RecognitionEmulatorOptions {
+  return { deliveryRetryMs: readInt(env, 'RECOGNITION_EMULATOR_RETRY_MS', 500, { min: 1, max: 60_000 }) };
 }
 
 export function createRecognitionEmulator({ clock = createClock(), deliveryRetryMs = 500 }: RecognitionEmulatorOptions = {}): RecognitionEmulator {

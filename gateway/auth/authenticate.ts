@@ -1,6 +1,6 @@
 import type { Logger } from '../../lib/logger.ts';
 import { makeTrustedProxies } from '../../lib/trustedProxies.ts';
-import type { Headers } from '../subscriptions/operations.ts';
+import type { Headers } from '../context.ts';
 import { parseScopes, type Principal } from './principal.ts';
 import { createCredentialStore, type CredentialStore } from './serviceCredentials.ts';
 import { createTokenVerifier, TokenRefused, type TokenSettings } from './tokens.ts';

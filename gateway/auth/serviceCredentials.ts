@@ -3,7 +3,9 @@ import { Redis } from 'ioredis';
 import { z } from 'zod';
 import { ConfigError } from '../../lib/config.ts';
 import { createBoundedCache } from '../../lib/boundedCache.ts';
-import { isCredentialHeader } from '../credentials.ts';
+import { ALL_CREDENTIAL_HEADERS } from '../../lib/services.ts';
+
+const isCredentialHeader = (name: string) => ALL_CREDENTIAL_HEADERS.includes(name.toLowerCase());
 
 /** Principal id to the REST services' credentials, as gateway header names to values. */
 const credentialsFile = z.object({ principals: z.record(z.string().min(1), z.record(z.string(), z.string().min(1))) });

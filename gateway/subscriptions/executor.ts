@@ -4,11 +4,13 @@ import { executeQueryPlan, type GraphQLDataSource } from '@apollo/gateway';
 import type { Logger } from '../../lib/logger.ts';
 import { apolloLogger } from '../../lib/logger.ts';
 import { formatGraphError } from '../../lib/errorFormatting.ts';
-import { ErrorCode, graphError } from '../../subgraphs/kit/errors.ts';
+import { ErrorCode, graphError } from '../../lib/errors.ts';
 import { credentialHeadersFor, requiredCredentialHeaders } from '../credentials.ts';
-import { CURSOR_ALIAS, RESUME_VARIABLE, type Planner, type SubscriptionPlan } from './planning.ts';
+import type { Planner } from '../planner.ts';
+import { CURSOR_ALIAS, RESUME_VARIABLE, type SubscriptionPlan } from './planning.ts';
 import { createPushIterator, type PushIterator } from './pushIterator.ts';
 import { openUpstream, type Upstream } from './upstream.ts';
+import type { DemandControl, Estimate } from '../demandControl.ts';
 
 type RequestContext = Parameters<typeof executeQueryPlan>[2];
 
@@ -32,6 +34,8 @@ export interface SubscriptionExecutorOptions {
   format?: (formatted: GraphQLFormattedError, error: unknown) => GraphQLFormattedError;
   /** Bounds on what one credential holds open. */
   limits?: CredentialLimits;
+  /** The upstream call budget of each event's execution, checked against the estimate when subscribing. */
+  demand?: DemandControl;
 }
 
 export interface CredentialLimits {
@@ -68,8 +72,6 @@ interface Holdings {
   streams: number;
 }
 
-const formattedErrors = (errors: readonly GraphQLError[]) => ({ errors: errors.map((error) => error.toJSON()) });
-
 function stableStringify(value: unknown): string {
   if (Array.isArray(value)) return `[${value.map(stableStringify).join(',')}]`;
   if (value && typeof value === 'object') {
@@ -87,7 +89,7 @@ function stableStringify(value: unknown): string {
  * Identical (operation, variables, credential) subscriptions share one upstream stream and one
  * execution per event; a dropped stream resumes from its last cursor.
  */
-export function createSubscriptionExecutor({ planner, subgraphUrl, dataSources, logger, format = formatGraphError(logger), limits = { subscriptions: 2000, streams: 50 } }: SubscriptionExecutorOptions): SubscriptionExecutor {
+export function createSubscriptionExecutor({ planner, subgraphUrl, dataSources, logger, demand, format = formatGraphError(logger), limits = { subscriptions: 2000, streams: 50 } }: SubscriptionExecutorOptions): SubscriptionExecutor {
   const groups = new Map<string, Group>();
   /** What each credential holds open, by credential hash; an entry goes when it holds nothing. */
   const holdings = new Map<string, Holdings>();
@@ -109,7 +111,7 @@ export function createSubscriptionExecutor({ planner, subgraphUrl, dataSources, 
   const baseLogger = apolloLogger(logger);
   let executions = 0;
 
-  function openGroup(key: string, holder: string, plan: SubscriptionPlan, variables: Record<string, unknown>, headers: SubscriptionRequest['headers']): Group {
+  function openGroup(key: string, holder: string, plan: SubscriptionPlan, variables: Record<string, unknown>, headers: SubscriptionRequest['headers'], estimate: Estimate | undefined): Group {
     const subscribers = new Set<PushIterator<FormattedExecutionResult>>();
     let self: Group | undefined;
     let lastCursor: string | undefined = plan.clientAfter ? (('literal' in plan.clientAfter ? plan.clientAfter.literal : variables[plan.clientAfter.variable]) as string | undefined) : undefined;
@@ -144,7 +146,9 @@ export function createSubscriptionExecutor({ planner, subgraphUrl, dataSources, 
       // The primary fetch is answered by the event itself; the rest of the plan runs as for a query.
       const eventSource: GraphQLDataSource = { process: async () => ({ data: event.data as Record<string, unknown> }) };
       const serviceMap = Object.fromEntries([...dataSources, [plan.primary.serviceName, eventSource]]);
-      const response = await executeQueryPlan(plan.queryPlan, serviceMap, { ...requestContext, request: { ...requestContext.request, variables: { ...variables, [RESUME_VARIABLE]: lastCursor } } } as RequestContext, plan.operationContext, planner.supergraphSchema, planner.apiSchema);
+      // Each event's execution has the operation's whole budget of upstream calls, no more.
+      const context = { ...requestContext.context, ...(demand && estimate ? { calls: demand.ledger(estimate) } : {}) };
+      const response = await executeQueryPlan(plan.queryPlan, serviceMap, { ...requestContext, context, request: { ...requestContext.request, variables: { ...variables, [RESUME_VARIABLE]: lastCursor } } } as RequestContext, plan.operationContext, planner.supergraphSchema, planner.apiSchema);
       const data = response.data as Record<string, unknown> | null | undefined;
       const shaped = data?.[plan.rootField] as Record<string, unknown> | null | undefined;
       if (shaped) delete shaped[CURSOR_ALIAS];
@@ -188,6 +192,9 @@ export function createSubscriptionExecutor({ planner, subgraphUrl, dataSources, 
       const coerced = getVariableValues(planner.graphqlApiSchema, operation.variableDefinitions ?? [], variables);
       if (coerced.errors) return { errors: formatAll(coerced.errors.map((error) => new GraphQLError(error.message, { nodes: error.nodes, source: error.source, positions: error.positions, extensions: { code: ErrorCode.BadUserInput } }))) };
 
+      const checked = demand?.check(document, operation, variables);
+      if (checked && 'error' in checked) return { errors: formatAll([checked.error]) };
+
       const needed = requiredCredentialHeaders(primary.serviceName);
       if (needed.length && !needed.some((name) => headers[name])) {
         return { errors: formatAll([graphError(`${primary.serviceName} needs a credential to subscribe: send ${needed.join(' or ')}`, { code: ErrorCode.Unauthenticated, service: primary.serviceName })]) };
@@ -214,7 +221,7 @@ export function createSubscriptionExecutor({ planner, subgraphUrl, dataSources, 
         if (held.streams >= limits.streams) {
           return { errors: formatAll([graphError(`this credential already holds ${limits.streams} distinct subscription streams, the most allowed (MAX_SUBSCRIPTION_STREAMS_PER_CREDENTIAL); identical subscriptions share one`, { code: ErrorCode.RateLimited })]) };
         }
-        group = openGroup(key, holder, plan as SubscriptionPlan, variables, headers);
+        group = openGroup(key, holder, plan as SubscriptionPlan, variables, headers, checked?.estimate);
         groups.set(key, group);
         adjust(holder, { streams: 1 });
       }

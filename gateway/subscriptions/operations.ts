@@ -3,10 +3,12 @@ import type { ApolloServer, BaseContext } from '@apollo/server';
 import type { SubscriptionExecutor } from './executor.ts';
 import { AuthFailure, type Authenticated, type Authenticator } from '../auth/authenticate.ts';
 import type { FieldAccess } from '../auth/access.ts';
+import { rateLimitedError, type RateLimiter } from '../rateLimit.ts';
 import { applyRemovals, type Restricted } from '../auth/fieldAccess.ts';
 import type { Principal } from '../auth/principal.ts';
 
-export type Headers = Record<string, string | string[] | undefined>;
+export type { Headers } from '../context.ts';
+import type { Headers } from '../context.ts';
 
 export interface OperationArgs {
   document: DocumentNode;
@@ -23,6 +25,7 @@ export interface OperationArgs {
 export interface RunnerAccess {
   authenticator: Authenticator;
   access?: FieldAccess | undefined;
+  limiter?: RateLimiter | undefined;
 }
 
 /**
@@ -40,13 +43,17 @@ export function createOperationRunner<Context extends BaseContext & { headers: H
   /** Who calls, or a refusal to send instead of results. */
   async function callerOf(args: OperationArgs): Promise<Authenticated | { errors: { message: string; extensions: { code: string } }[] }> {
     if (!auth) return { headers: args.headers };
+    // Over SSE the HTTP layer has authenticated and counted the request already.
     if (args.authenticated) return args.authenticated;
+    let caller: Authenticated;
     try {
-      return await auth.authenticator.authenticate(args.headers, args.remoteAddress);
+      caller = await auth.authenticator.authenticate(args.headers, args.remoteAddress);
     } catch (error) {
       if (!(error instanceof AuthFailure)) throw error;
       return { errors: [{ message: error.message, extensions: { code: error.status === 401 ? 'UNAUTHENTICATED' : 'UPSTREAM_UNAVAILABLE' } }] };
     }
+    const decision = (await auth.limiter?.check(caller.headers, caller.principal, args.remoteAddress)) ?? { allowed: true };
+    return decision.allowed ? caller : { errors: [rateLimitedError(decision)] };
   }
 
   /** Each event with the removed fields put back as nulls, with their errors. */

@@ -10,10 +10,9 @@ import {
   type GraphQLSchema,
   type OperationDefinitionNode,
 } from 'graphql';
-import { ROUTER_SUPPORTED_SUPERGRAPH_FEATURES, Supergraph, operationFromDocument, type Schema } from '@apollo/federation-internals';
-import { QueryPlanner, type FetchNode, type QueryPlan } from '@apollo/query-planner';
+import { operationFromDocument, type Schema } from '@apollo/federation-internals';
+import type { FetchNode, QueryPlan, QueryPlanner } from '@apollo/query-planner';
 import { buildOperationContext } from '@apollo/gateway';
-import { createBoundedCache } from '../../lib/boundedCache.ts';
 
 type OperationContext = ReturnType<typeof buildOperationContext>;
 
@@ -35,15 +34,6 @@ export interface SubscriptionPlan {
   resumable: boolean;
   /** Where the client's own `after` comes from, when it gave one. */
   clientAfter?: { literal: string } | { variable: string };
-}
-
-export interface Planner {
-  /** Apollo's planner over the same supergraph, for operations planned outside the gateway's executor. */
-  queryPlanner: QueryPlanner;
-  apiSchema: Schema;
-  graphqlApiSchema: GraphQLSchema;
-  supergraphSchema: GraphQLSchema;
-  plan(document: DocumentNode, operationName: string | undefined): SubscriptionPlan | readonly GraphQLError[];
 }
 
 const validationError = (message: string) => new GraphQLError(message, { extensions: { code: 'GRAPHQL_VALIDATION_FAILED' } });
@@ -86,68 +76,57 @@ function withResume(operation: OperationDefinitionNode, field: FieldNode): { ope
   };
 }
 
-/** Plans subscriptions with Apollo's query planner; plans are cached by operation text and name. */
-export function createPlanner(supergraphSdl: string, { cacheSize = 1000 }: { cacheSize?: number } = {}): Planner {
-  // The access directives are the gateway's to enforce (gateway/auth/), so the planner accepts them.
-  const supergraph = Supergraph.build(supergraphSdl, { supportedFeatures: ROUTER_SUPPORTED_SUPERGRAPH_FEATURES });
-  const apiSchema = supergraph.apiSchema();
-  const graphqlApiSchema = apiSchema.toGraphQLJSSchema();
-  const supergraphSchema = supergraph.schema.toGraphQLJSSchema();
-  const queryPlanner = new QueryPlanner(supergraph);
-  const cache = createBoundedCache<SubscriptionPlan>(cacheSize);
+/** What planning a subscription needs of the supergraph. */
+export interface SubscriptionPlanning {
+  queryPlanner: QueryPlanner;
+  apiSchema: Schema;
+  graphqlApiSchema: GraphQLSchema;
+}
 
-  function build(document: DocumentNode, operationName: string | undefined): SubscriptionPlan {
-    const operation = getOperationAST(document, operationName);
-    if (!operation) throw validationError(operationName ? `no operation named ${operationName}` : 'the document must hold exactly one operation, or name the one to run');
-    if (operation.operation !== 'subscription') throw validationError('only subscriptions are planned here');
-    const [first, ...others] = operation.selectionSet.selections;
-    const subscriptionType = graphqlApiSchema.getSubscriptionType();
-    let planned = operation;
-    let resumable = false;
-    let clientAfter: SubscriptionPlan['clientAfter'];
-    if (first?.kind === Kind.FIELD && others.length === 0 && subscriptionType) {
-      const definition = subscriptionType.getFields()[first.name.value];
-      const eventType = definition && getNamedType(definition.type);
-      if (definition?.args.some((argument) => argument.name === 'after') && isObjectType(eventType) && eventType.getFields().cursor) {
-        ({ operation: planned, clientAfter } = withResume(operation, first));
-        resumable = true;
-      }
-    }
-    const rewritten: DocumentNode = { ...document, definitions: document.definitions.map((definition) => (definition === operation ? planned : definition)) };
-    const plan = queryPlanner.buildQueryPlan(operationFromDocument(apiSchema, rewritten, { operationName }));
-    if (plan.node?.kind !== 'Subscription') throw validationError('the planner did not produce a subscription plan');
-    const { primary, rest } = plan.node;
-    const root = planned.selectionSet.selections[0] as FieldNode;
-    return {
-      document: rewritten,
-      text: print(rewritten),
-      operationName,
-      operationContext: buildOperationContext({ schema: graphqlApiSchema, operationDocument: rewritten, operationName }),
-      queryPlan: { kind: 'QueryPlan', node: rest ? { kind: 'Sequence', nodes: [primary, rest] } : primary },
-      primary,
-      rootField: root.alias?.value ?? root.name.value,
-      resumable,
-      ...(clientAfter ? { clientAfter } : {}),
-    };
+/**
+ * Plans a subscription with Apollo's query planner, resumable when its field takes `after` and its
+ * event has a `cursor`; or says why it cannot.
+ */
+export function planSubscription(planning: SubscriptionPlanning, document: DocumentNode, operationName: string | undefined): SubscriptionPlan | readonly GraphQLError[] {
+  try {
+    return build(planning, document, operationName);
+  } catch (error) {
+    if (error instanceof GraphQLError) return [error];
+    return [validationError(`the subscription could not be planned: ${(error as Error).message}`)];
   }
+}
 
+function build({ queryPlanner, apiSchema, graphqlApiSchema }: SubscriptionPlanning, document: DocumentNode, operationName: string | undefined): SubscriptionPlan {
+  const operation = getOperationAST(document, operationName);
+  if (!operation) throw validationError(operationName ? `no operation named ${operationName}` : 'the document must hold exactly one operation, or name the one to run');
+  if (operation.operation !== 'subscription') throw validationError('only subscriptions are planned here');
+  const [first, ...others] = operation.selectionSet.selections;
+  const subscriptionType = graphqlApiSchema.getSubscriptionType();
+  let planned = operation;
+  let resumable = false;
+  let clientAfter: SubscriptionPlan['clientAfter'];
+  if (first?.kind === Kind.FIELD && others.length === 0 && subscriptionType) {
+    const definition = subscriptionType.getFields()[first.name.value];
+    const eventType = definition && getNamedType(definition.type);
+    if (definition?.args.some((argument) => argument.name === 'after') && isObjectType(eventType) && eventType.getFields().cursor) {
+      ({ operation: planned, clientAfter } = withResume(operation, first));
+      resumable = true;
+    }
+  }
+  const rewritten: DocumentNode = { ...document, definitions: document.definitions.map((definition) => (definition === operation ? planned : definition)) };
+  const plan = queryPlanner.buildQueryPlan(operationFromDocument(apiSchema, rewritten, { operationName }));
+  if (plan.node?.kind !== 'Subscription') throw validationError('the planner did not produce a subscription plan');
+  const { primary, rest } = plan.node;
+  const root = planned.selectionSet.selections[0] as FieldNode;
   return {
-    queryPlanner,
-    apiSchema,
-    graphqlApiSchema,
-    supergraphSchema,
-    plan(document, operationName) {
-      const key = `${operationName ?? ''}\u0000${print(document)}`;
-      const cached = cache.get(key);
-      if (cached) return cached;
-      try {
-        const plan = build(document, operationName);
-        cache.set(key, plan);
-        return plan;
-      } catch (error) {
-        if (error instanceof GraphQLError) return [error];
-        return [validationError(`the subscription could not be planned: ${(error as Error).message}`)];
-      }
-    },
+    document: rewritten,
+    text: print(rewritten),
+    operationName,
+    operationContext: buildOperationContext({ schema: graphqlApiSchema, operationDocument: rewritten, operationName }),
+    queryPlan: { kind: 'QueryPlan', node: rest ? { kind: 'Sequence', nodes: [primary, rest] } : primary },
+    primary,
+    rootField: root.alias?.value ?? root.name.value,
+    resumable,
+    ...(clientAfter ? { clientAfter } : {}),
   };
 }

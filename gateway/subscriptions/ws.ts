@@ -26,7 +26,7 @@ export interface WebSocketTransportOptions {
  * is bounded by `maxPayloadBytes` (ws would accept 100 MiB before any credential is seen), and
  * each operation is checked as Apollo Server checks one over HTTP, with the same codes.
  */
-export function attachWebSocketTransport({ server, schema, runner, format, rules = [], maxPayloadBytes, maxOperationsPerConnection, path = '/graphql' }: WebSocketTransportOptions): () => Promise<void> {
+export function attachWebSocketTransport({ server, schema, runner, format, rules = [], maxPayloadBytes, maxOperationsPerConnection, path = '/graphql' }: WebSocketTransportOptions): (code?: number, reason?: string) => Promise<void> {
   const wss = new WebSocketServer({ server, path, maxPayload: maxPayloadBytes });
   const prepare = createOperationPreparer({ schema, rules });
   const disposable = useServer<Record<string, unknown> | undefined, Record<string, unknown>>(
@@ -51,9 +51,12 @@ export function attachWebSocketTransport({ server, schema, runner, format, rules
     },
     wss,
   );
-  return async () => {
-    for (const client of wss.clients) client.close(1001, 'Going away');
-    await disposable.dispose();
-    await new Promise<void>((resolve) => wss.close(() => resolve()));
-  };
+  let detached: Promise<void> | undefined;
+  // Closing with 1012 (service restart) tells graphql-ws clients to reconnect, to another replica.
+  return (code = 1001, reason = 'Going away') =>
+    (detached ??= (async () => {
+      for (const client of wss.clients) client.close(code, reason);
+      await disposable.dispose();
+      await new Promise<void>((resolve) => wss.close(() => resolve()));
+    })());
 }

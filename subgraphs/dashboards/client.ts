@@ -1,11 +1,12 @@
+import { SERVICE_ENTRY } from '../../lib/services.ts';
 import { missingCredential, upstreamContractError } from '../kit/errors.ts';
 import { asArray, asBoolean, asNumber, asRecord, asText } from '../kit/envelopes.ts';
 import type { NumberedPage } from '../kit/connections.ts';
 import type { QueryValue, RestCall, RestResponse, RestTransport } from '../kit/transport.ts';
 
 /** The gateway header that carries a caller's dashboards service token. */
-export const CREDENTIAL_HEADER = 'x-dashboards-token';
-const SERVICE = 'dashboards';
+export const CREDENTIAL_HEADER = SERVICE_ENTRY.dashboards.credentialHeaders.token;
+const SERVICE = SERVICE_ENTRY.dashboards.name;
 
 /**
  * How the service pages every list: `pageSize` at most 100, 15 by default, and `page` an index

@@ -1,4 +1,5 @@
-import { readInt, readPort, readUrl, type Env } from '../../lib/config.ts';
+import type { Env } from '../../lib/config.ts';
+import { SERVICE_ENTRY, readSubgraphBasics } from '../../lib/services.ts';
 
 export interface DashboardsConfig {
   port: number;
@@ -6,18 +7,12 @@ export interface DashboardsConfig {
   /** The spec's `{base_url}`: the endpoints hang straight off it. */
   apiUrl: string;
   timeoutMs: number;
+  compiledExecution: boolean;
+  /** Upstream calls one GraphQL request may make here, retries included (the gateway may lower it per request). */
+  maxRequestUpstreamCalls: number;
 }
 
-export const DASHBOARDS_SUBGRAPH_PORT = 4003;
-export const DASHBOARDS_EMULATOR_PORT = 4103;
-
 export function readDashboardsConfig(env: Env, overrides: Partial<DashboardsConfig> = {}): DashboardsConfig {
-  const apiUrl = overrides.apiUrl ?? readUrl(env, 'DASHBOARDS_API_URL') ?? `http://127.0.0.1:${readPort(env, 'DASHBOARDS_EMULATOR_PORT', DASHBOARDS_EMULATOR_PORT)}`;
-  return {
-    port: readPort(env, 'DASHBOARDS_SUBGRAPH_PORT', DASHBOARDS_SUBGRAPH_PORT),
-    host: env.HOST ?? '127.0.0.1',
-    timeoutMs: readInt(env, 'DASHBOARDS_TIMEOUT_MS', 10_000, { min: 100, max: 120_000 }),
-    ...overrides,
-    apiUrl,
-  };
+  const basics = readSubgraphBasics(env, SERVICE_ENTRY.dashboards, overrides.apiUrl);
+  return { ...basics, ...overrides, apiUrl: basics.apiUrl };
 }

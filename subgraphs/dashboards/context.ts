@@ -1,6 +1,7 @@
 import type { IncomingMessage } from 'node:http';
 import type { RestTransport } from '../kit/transport.ts';
 import { credentialHeader } from '../kit/server.ts';
+import { scopedTransport, type CallScope } from '../kit/callScope.ts';
 import { CREDENTIAL_HEADER, createDashboardsClient, type DashboardsClient, type StatsDto } from './client.ts';
 import { createLoaders, type DashboardsLoaders } from './loaders.ts';
 
@@ -16,7 +17,7 @@ export interface DashboardsDependencies {
 }
 
 /** One request's context: the caller's token bound into a client, and fresh loaders over it. */
-export function makeContext({ transport, onStats }: DashboardsDependencies, headers: IncomingMessage['headers']): DashboardsContext {
-  const client = createDashboardsClient({ transport, token: credentialHeader(headers, CREDENTIAL_HEADER), ...(onStats ? { onStats } : {}) });
-  return { client, loaders: createLoaders(client) };
+export function makeContext({ transport, onStats }: DashboardsDependencies, headers: IncomingMessage['headers'], scope?: CallScope): DashboardsContext {
+  const client = createDashboardsClient({ transport: scopedTransport(transport, scope), token: credentialHeader(headers, CREDENTIAL_HEADER), ...(onStats ? { onStats } : {}) });
+  return { client, loaders: createLoaders(client, scope) };
 }

@@ -1,5 +1,6 @@
 import type DataLoader from 'dataloader';
-import { createOnceLoader, createPerKeyLoader } from '../kit/loaders.ts';
+import { createOnceLoader, createPerKeyLoader, type PerKeyLoaderOptions } from '../kit/loaders.ts';
+import { cancelledWith, type CallScope } from '../kit/callScope.ts';
 import type { DashboardDto, DashboardsClient, DimensionGroupDto, EnvironmentDto, StatsDto, WidgetDto } from './client.ts';
 
 export interface WidgetKey {
@@ -26,21 +27,22 @@ export function remember<T extends { id: string; slug: string }>(loader: DataLoa
 }
 
 /** A loader of a resource the service finds by id or by slug; reading it under one key caches it under the other too. */
-function byIdOrSlug<T extends { id: string; slug: string }>(fetchOne: (ref: string) => Promise<T | null>): DataLoader<string, T | null> {
+function byIdOrSlug<T extends { id: string; slug: string }>(fetchOne: (ref: string) => Promise<T | null>, options: PerKeyLoaderOptions<string, string>): DataLoader<string, T | null> {
   const loader: DataLoader<string, T | null> = createPerKeyLoader(async (ref: string) => {
     const found = await fetchOne(ref);
     for (const key of found ? [found.id, found.slug] : []) if (key !== ref) loader.prime(key, found);
     return found;
-  });
+  }, options);
   return loader;
 }
 
 /** Built once per request, so nothing cached here outlives the caller whose credential fetched it. */
-export function createLoaders(client: DashboardsClient): DashboardsLoaders {
+export function createLoaders(client: DashboardsClient, scope?: CallScope): DashboardsLoaders {
+  const cancellation = cancelledWith(scope, 'dashboards');
   return {
-    dashboard: byIdOrSlug((ref) => client.getDashboard(ref)),
-    environment: byIdOrSlug((ref) => client.getEnvironment(ref)),
-    widget: createPerKeyLoader((key: WidgetKey) => client.getWidget(key.dashboard, key.id), { cacheKeyFn: (key) => `${key.dashboard}\u0000${key.id}` }),
+    dashboard: byIdOrSlug((ref) => client.getDashboard(ref), cancellation),
+    environment: byIdOrSlug((ref) => client.getEnvironment(ref), cancellation),
+    widget: createPerKeyLoader((key: WidgetKey) => client.getWidget(key.dashboard, key.id), { cacheKeyFn: (key) => `${key.dashboard}\u0000${key.id}`, ...cancellation }),
     stats: createOnceLoader(() => client.getStats()),
     dimensionGroups: createOnceLoader(() => client.browseGrouped()),
   };

@@ -1,5 +1,6 @@
 import { runMain } from '../../lib/config.ts';
 import { createLogger } from '../../lib/logger.ts';
+import { exitOnSignal } from '../../lib/shutdown.ts';
 import { startSubgraph } from '../kit/server.ts';
 import { readDashboardsConfig } from './config.ts';
 import { createDashboardsSubgraph } from './server.ts';
@@ -7,6 +8,7 @@ import { createDashboardsSubgraph } from './server.ts';
 runMain(async () => {
   const config = readDashboardsConfig(process.env);
   const logger = createLogger({ name: 'dashboards-subgraph' });
-  const { url } = await startSubgraph(createDashboardsSubgraph(config, logger), { port: config.port, host: config.host });
+  const { url, close } = await startSubgraph(createDashboardsSubgraph(config, logger), config);
+  exitOnSignal(close, logger);
   console.log(`dashboards subgraph on ${url}/graphql (upstream ${config.apiUrl})`);
 });

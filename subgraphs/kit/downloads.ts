@@ -4,17 +4,14 @@ import type { Readable } from 'node:stream';
 import { GraphQLError } from 'graphql';
 import { sendJson } from '../../lib/http.ts';
 import type { Logger } from '../../lib/logger.ts';
+import { DOWNLOADS_PATH } from '../../lib/downloads.ts';
 import type { SubgraphRoute } from './server.ts';
 
 /**
- * Download links a browser can follow: `GET <gateway>/downloads/<subgraph>/<id>`. The id is random
- * and unguessable; what it stands for (including the caller's credential) stays in the subgraph's
- * memory until it expires, so the URL itself carries nothing secret.
+ * A download link's id is random and unguessable; what it stands for (including the caller's
+ * credential) stays in the subgraph's memory until it expires, so the URL itself carries nothing secret.
  */
-export const DOWNLOADS_PATH = '/downloads/';
-
-/** The gateway's public origin, sent to subgraphs so they can hand out absolute links. Not a credential. */
-export const GATEWAY_ORIGIN_HEADER = 'x-gateway-origin';
+export { DOWNLOADS_PATH, GATEWAY_ORIGIN_HEADER } from '../../lib/downloads.ts';
 
 const ID = /^[A-Za-z0-9_-]{32,64}$/;
 

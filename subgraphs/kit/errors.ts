@@ -1,55 +1,8 @@
-import { GraphQLError } from 'graphql';
+import type { GraphQLError } from 'graphql';
+import { ErrorCode, graphError, type FieldError } from '../../lib/errors.ts';
 
-/**
- * The graph's error vocabulary: everything here is public API. Clients match on
- * `extensions.code`, never on a message or a class.
- */
-export const ErrorCode = {
-  BadUserInput: 'BAD_USER_INPUT',
-  Unauthenticated: 'UNAUTHENTICATED',
-  Forbidden: 'FORBIDDEN',
-  NotFound: 'NOT_FOUND',
-  Conflict: 'CONFLICT',
-  Teapot: 'TEAPOT',
-  RateLimited: 'RATE_LIMITED',
-  DataNotReady: 'DATA_NOT_READY',
-  CursorExpired: 'CURSOR_EXPIRED',
-  UpstreamError: 'UPSTREAM_ERROR',
-  UpstreamUnavailable: 'UPSTREAM_UNAVAILABLE',
-} as const;
-export type ErrorCode = (typeof ErrorCode)[keyof typeof ErrorCode];
-
-export interface FieldError {
-  field: string;
-  messages: string[];
-}
-
-/** The one extension shape of every error this graph raises. */
-export interface GraphErrorExtensions {
-  code: ErrorCode;
-  /** The REST service behind the failure. */
-  service?: string;
-  /** The upstream HTTP status, when an upstream answered. */
-  status?: number;
-  /** The argument that failed local validation. */
-  argument?: string;
-  retryAfterSeconds?: number;
-  fieldErrors?: FieldError[];
-}
-
-declare module 'graphql' {
-  interface GraphQLErrorExtensions {
-    service?: string;
-    status?: number;
-    argument?: string;
-    retryAfterSeconds?: number;
-    fieldErrors?: FieldError[];
-  }
-}
-
-export function graphError(message: string, extensions: GraphErrorExtensions): GraphQLError {
-  return new GraphQLError(message, { extensions: { ...extensions } });
-}
+// The vocabulary is a contract between the gateway and the subgraphs, kept in lib/.
+export { ErrorCode, graphError, type FieldError, type GraphErrorExtensions } from '../../lib/errors.ts';
 
 /** Input refused before any upstream call; names the argument so a form can point at it. */
 export function badUserInput(argument: string, message: string): GraphQLError {

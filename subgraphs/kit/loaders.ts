@@ -8,10 +8,20 @@ export interface PerKeyLoaderOptions<K, C> {
    */
   concurrency?: number;
   cacheKeyFn?: (key: K) => C;
+  /**
+   * The request's cancellation: a key still waiting for its turn when the request is cancelled
+   * fails without being fetched.
+   */
+  signal?: AbortSignal | undefined;
+  /** The error of a key that was not fetched because the request was cancelled. */
+  cancelled?: () => Error;
 }
 
-/** Runs at most `concurrency` tasks at once; the others wait their turn in order. */
-export function createLimiter(concurrency: number): <T>(task: () => Promise<T>) => Promise<T> {
+/**
+ * Runs at most `concurrency` tasks at once; the others wait their turn in order. Once `signal` is
+ * aborted, a task whose turn comes fails with `cancelled()` instead of running.
+ */
+export function createLimiter(concurrency: number, signal?: AbortSignal, cancelled: () => Error = () => new Error('cancelled')): <T>(task: () => Promise<T>) => Promise<T> {
   let running = 0;
   const waiting: (() => void)[] = [];
   return async (task) => {
@@ -19,6 +29,7 @@ export function createLimiter(concurrency: number): <T>(task: () => Promise<T>) 
     if (running < concurrency) running += 1;
     else await new Promise<void>((resolve) => waiting.push(resolve));
     try {
+      if (signal?.aborted) throw cancelled();
       return await task();
     } finally {
       const next = waiting.shift();
@@ -39,8 +50,8 @@ const asError = (error: unknown): Error => (error instanceof Error ? error : new
  * parents had arrived; now each goes out as soon as its own parent is there. The cache still gives
  * a key loaded twice in a request one call.
  */
-export function createPerKeyLoader<K, V, C = K>(fetchOne: (key: K) => Promise<V>, { concurrency = 32, cacheKeyFn }: PerKeyLoaderOptions<K, C> = {}): DataLoader<K, V, C> {
-  const limit = createLimiter(concurrency);
+export function createPerKeyLoader<K, V, C = K>(fetchOne: (key: K) => Promise<V>, { concurrency = 32, cacheKeyFn, signal, cancelled }: PerKeyLoaderOptions<K, C> = {}): DataLoader<K, V, C> {
+  const limit = createLimiter(concurrency, signal, cancelled);
   return new DataLoader<K, V, C>(
     // A load adopts the promise it is resolved with, so each load settles with its own call while
     // the tick's keys still go out as one batch.

@@ -11,6 +11,7 @@ import { createLogger, apolloLogger, type Logger } from '../../lib/logger.ts';
 import type { Metrics } from '../../lib/metrics.ts';
 import { formatGraphError } from '../../lib/errorFormatting.ts';
 import { compiledExecution } from './compiledExecution.ts';
+import { createRequestScope, type CallScope } from './callScope.ts';
 
 /** An HTTP route beside `/graphql`: webhook ingestion, downloads. */
 export interface SubgraphRoute {
@@ -24,8 +25,13 @@ export interface SubgraphDefinition<Context extends BaseContext> {
   name: string;
   typeDefs: DocumentNode;
   resolvers: GraphQLResolverMap<Context>;
-  /** Builds one request's context (client, loaders) from its headers. */
-  context(headers: IncomingMessage['headers']): Context | Promise<Context>;
+  /**
+   * Builds one request's context (client, loaders) from its headers, its upstream calls bound to
+   * `scope` (budget and cancellation) when it came over HTTP.
+   */
+  context(headers: IncomingMessage['headers'], scope?: CallScope): Context | Promise<Context>;
+  /** Upstream calls one HTTP request may make, retries included; the gateway's header may lower it. @default 1000 */
+  maxRequestUpstreamCalls?: number;
   metrics: Metrics;
   logger: Logger;
   routes?: SubgraphRoute[];
@@ -51,6 +57,8 @@ export interface StartOptions {
   port: number;
   /** @default '127.0.0.1' */
   host?: string;
+  /** Queries compiled by graphql-jit, repeats served without Apollo Server; off, Apollo Server runs graphql-js. @default true */
+  compiledExecution?: boolean;
 }
 
 function routeMatches(route: SubgraphRoute, method: string, path: string): boolean {
@@ -59,13 +67,13 @@ function routeMatches(route: SubgraphRoute, method: string, path: string): boole
 }
 
 /** The bootstrap every subgraph uses: Apollo subgraph on `/graphql`, `/health`, `/metrics`, its own routes. */
-export async function startSubgraph<Context extends BaseContext>(definition: SubgraphDefinition<Context>, { port, host }: StartOptions): Promise<Started> {
+export async function startSubgraph<Context extends BaseContext>(definition: SubgraphDefinition<Context>, { port, host, compiledExecution: compiled = true }: StartOptions): Promise<Started> {
   const { logger } = definition;
   // Apollo types the resolver map's context as unknown; ours is the subgraph's own.
   const schema = buildSubgraphSchema({ typeDefs: definition.typeDefs, resolvers: definition.resolvers as GraphQLResolverMap<unknown> });
-  const execution = compiledExecution(schema);
+  const execution = compiled ? compiledExecution(schema) : undefined;
   const apollo = new ApolloServer<Context>({
-    gateway: execution,
+    ...(execution ? { gateway: execution } : { schema }),
     logger: apolloLogger(logger),
     includeStacktraceInErrorResponses: false,
     formatError: formatGraphError(logger),
@@ -76,11 +84,19 @@ export async function startSubgraph<Context extends BaseContext>(definition: Sub
     plugins: [ApolloServerPluginLandingPageDisabled(), ApolloServerPluginInlineTraceDisabled(), ApolloServerPluginCacheControlDisabled()],
   });
   await apollo.start();
-  const graphql = apolloHandler<Context>({
+  // One scope per HTTP request, shared by the compiled path and Apollo Server's.
+  const scopes = new WeakMap<IncomingMessage, CallScope>();
+  const scopeOf = (req: IncomingMessage) => scopes.get(req);
+  const graphqlHandler = apolloHandler<Context>({
     server: apollo,
-    context: async ({ req }) => definition.context(req.headers),
-    first: (body, req, res) => execution.serve(body, () => definition.context(req.headers), req.headers.accept, res),
+    context: async ({ req }) => definition.context(req.headers, scopeOf(req)),
+    first: execution ? (body, req, res) => execution.serve(body, () => definition.context(req.headers, scopeOf(req)), req.headers.accept, res) : undefined,
   });
+  const cap = definition.maxRequestUpstreamCalls ?? 1000;
+  const graphql = (req: IncomingMessage, res: ServerResponse, url: URL) => {
+    scopes.set(req, createRequestScope(req, res, cap));
+    return graphqlHandler(req, res, url);
+  };
   const routes = definition.routes ?? [];
 
   const server = http.createServer((req, res) => {

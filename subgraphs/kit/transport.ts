@@ -4,6 +4,7 @@ import type { Logger } from '../../lib/logger.ts';
 import { scrub } from '../../lib/redact.ts';
 import { AnswerBrokeOff, exchangeBuffered, type BufferedAnswer, type WatchDeadline } from './bufferedExchange.ts';
 import { ErrorCode, errorForUpstream, graphError } from './errors.ts';
+import { cancelledCall, type CallScope } from './callScope.ts';
 
 export type QueryValue = string | number | boolean | null | undefined | readonly string[];
 
@@ -30,6 +31,8 @@ export interface RestCall {
   timeoutMs?: number;
   /** The path is a page token or URL the upstream handed out: its refusal is `CURSOR_EXPIRED`. */
   followsCursor?: boolean;
+  /** The GraphQL request the call serves: each attempt counts against its budget, and its cancellation stops the call. */
+  scope?: CallScope;
 }
 
 export interface RestResponse {
@@ -154,7 +157,33 @@ function parseJson(text: string): unknown {
 const ABSOLUTE_URL = /^https?:\/\//i;
 const NOTHING_TO_DISCARD = async () => {};
 
-const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+/** Waits before a retry; a cancelled request stops waiting at once. */
+const sleep = (ms: number, scope?: CallScope) =>
+  new Promise<void>((resolve) => {
+    const timer = setTimeout(done, ms);
+    const unwatch = scope?.watch(done);
+    function done() {
+      clearTimeout(timer);
+      unwatch?.();
+      resolve();
+    }
+  });
+
+/** A retry the request's budget cannot pay for is not tried: the caller gets the upstream's own answer. */
+const budgetLeft = (scope: CallScope | undefined) => scope === undefined || scope.calls < scope.budget;
+
+/** The deadline's watch, also cancelled by the request's cancellation. */
+function watchWith(watch: WatchDeadline, scope: CallScope | undefined): WatchDeadline {
+  if (!scope) return watch;
+  return (cancel) => {
+    const unwatchScope = scope.watch(cancel);
+    const unwatch = watch(cancel);
+    return () => {
+      unwatch();
+      unwatchScope();
+    };
+  };
+}
 
 /** One call's deadline, retries and body included. */
 interface Deadline {
@@ -167,12 +196,29 @@ interface Deadline {
 interface DeadlineBatch {
   from: number;
   ms: number;
-  timer: NodeJS.Timeout;
+  cancelTimer(): void;
   /** Set once the timer has fired: a late watcher is cancelled at once. */
   reason?: Error;
   watchers: Set<(reason: Error) => void>;
   calls: number;
 }
+
+/** The time deadlines run on; tests pass one they move by hand. */
+export interface DeadlineClock {
+  now(): number;
+  /** Calls `callback` once `ms` have passed, unless the returned function cancels it first. */
+  after(ms: number, callback: () => void): () => void;
+}
+
+const SYSTEM_CLOCK: DeadlineClock = {
+  now: Date.now,
+  after(ms, callback) {
+    const timer = setTimeout(callback, ms);
+    // A finished batch must not keep the process alive until its deadline.
+    timer.unref();
+    return () => clearTimeout(timer);
+  },
+};
 
 /**
  * Deadlines of calls that start within the same few milliseconds share one timer, which fires
@@ -185,10 +231,10 @@ interface DeadlineBatch {
  * it cancelled long-finished calls: at one call every 20 ms or more, every call built its error
  * and dispatched an abort ten seconds later, a tenth of the subgraph's CPU.
  */
-export function createDeadlines(slackMs = 10): (ms: number) => Deadline {
+export function createDeadlines(slackMs = 10, clock: DeadlineClock = SYSTEM_CLOCK): (ms: number) => Deadline {
   let shared: DeadlineBatch | undefined;
   const retire = (batch: DeadlineBatch) => {
-    if (batch.calls === 0 && batch !== shared) clearTimeout(batch.timer);
+    if (batch.calls === 0 && batch !== shared) batch.cancelTimer();
   };
   const expire = (batch: DeadlineBatch) => {
     batch.reason = new DOMException(`no answer within ${batch.ms} ms`, 'TimeoutError');
@@ -196,12 +242,11 @@ export function createDeadlines(slackMs = 10): (ms: number) => Deadline {
     batch.watchers.clear();
   };
   return (ms) => {
-    const now = Date.now();
+    const now = clock.now();
     if (!shared || shared.ms !== ms || now - shared.from >= slackMs) {
       const previous = shared;
-      const batch: DeadlineBatch = { from: now, ms, timer: setTimeout(() => expire(batch), ms + slackMs), watchers: new Set(), calls: 0 };
-      // A finished batch must not keep the process alive until its deadline.
-      batch.timer.unref();
+      const batch: DeadlineBatch = { from: now, ms, cancelTimer: () => {}, watchers: new Set(), calls: 0 };
+      batch.cancelTimer = clock.after(ms + slackMs, () => expire(batch));
       shared = batch;
       if (previous) retire(previous);
     }
@@ -272,18 +317,21 @@ export function createRestTransport(options: RestTransportOptions): RestTranspor
     if (contentType) headers['content-type'] = contentType;
 
     const canRetry = IDEMPOTENT.has(call.method);
+    const scope = call.scope;
     for (let attempt = 1; ; attempt += 1) {
       const remaining = deadline.at - Date.now();
       if (remaining <= 0) throw unavailable(call, `no answer within ${call.timeoutMs ?? timeoutMs} ms`);
+      // Every attempt is a call upstream: it counts against the request's budget, and is not made once the request is cancelled.
+      scope?.take(service);
       const started = performance.now();
       try {
         const answer = await perform(poolFor(origin), { method: call.method, path: fullPath, headers, body: payload, headersTimeout: remaining, bodyTimeout: remaining });
         const durationMs = performance.now() - started;
         observe?.({ service, operation: call.operation, method: call.method, status: answer.status, durationMs, attempt });
         if (debugging()) logger!.debug({ service, operation: call.operation, method: call.method, status: answer.status, ms: Math.round(durationMs), attempt }, 'upstream call');
-        if (canRetry && RETRY_STATUS.has(answer.status) && attempt <= retries && deadline.at - Date.now() > backoffMs * 2 ** (attempt - 1)) {
+        if (canRetry && RETRY_STATUS.has(answer.status) && attempt <= retries && budgetLeft(scope) && deadline.at - Date.now() > backoffMs * 2 ** (attempt - 1)) {
           await discard(answer);
-          await sleep(backoffMs * 2 ** (attempt - 1) * (0.5 + Math.random()));
+          await sleep(backoffMs * 2 ** (attempt - 1) * (0.5 + Math.random()), scope);
           continue;
         }
         return answer;
@@ -299,11 +347,12 @@ export function createRestTransport(options: RestTransportOptions): RestTranspor
           error instanceof undiciErrors.HeadersTimeoutError ||
           error instanceof undiciErrors.BodyTimeoutError;
         if (debugging()) logger!.debug({ service, operation: call.operation, method: call.method, error: code ?? (timedOut ? 'timeout' : 'unknown'), attempt }, 'upstream call failed');
+        if (scope?.signal.aborted) throw cancelledCall(service);
         if (timedOut) throw unavailable(call, `no answer within ${call.timeoutMs ?? timeoutMs} ms`);
-        if (canRetry && code && CONNECTION_ERRORS.has(code) && attempt <= retries) {
+        if (canRetry && code && CONNECTION_ERRORS.has(code) && attempt <= retries && budgetLeft(scope)) {
           const wait = backoffMs * 2 ** (attempt - 1) * (0.5 + Math.random());
           if (deadline.at - Date.now() > wait) {
-            await sleep(wait);
+            await sleep(wait, scope);
             continue;
           }
         }
@@ -319,7 +368,7 @@ export function createRestTransport(options: RestTransportOptions): RestTranspor
     const deadline = deadlineOf(call);
     let answer: BufferedAnswer;
     try {
-      answer = await exchange(call, deadline, (pool, options) => exchangeBuffered(pool, options, deadline.watch), NOTHING_TO_DISCARD);
+      answer = await exchange(call, deadline, (pool, options) => exchangeBuffered(pool, options, watchWith(deadline.watch, call.scope)), NOTHING_TO_DISCARD);
     } finally {
       deadline.release();
     }
@@ -341,10 +390,10 @@ export function createRestTransport(options: RestTransportOptions): RestTranspor
   }
 
   /** One attempt whose body is handed over as a stream, cancelled by the deadline until the stream closes. */
-  function performStreamed(deadline: Deadline) {
+  function performStreamed(deadline: Deadline, scope: CallScope | undefined) {
     return async (pool: Pool, options: Dispatcher.DispatchOptions) => {
       const controller = new AbortController();
-      const unwatch = deadline.watch((reason) => controller.abort(reason));
+      const unwatch = watchWith(deadline.watch, scope)((reason) => controller.abort(reason));
       try {
         const response = await pool.request({ ...options, signal: controller.signal });
         response.body.once('close', unwatch);
@@ -364,7 +413,7 @@ export function createRestTransport(options: RestTransportOptions): RestTranspor
       const deadline = deadlineOf(call);
       let response: Dispatcher.ResponseData;
       try {
-        ({ response } = await exchange(call, deadline, performStreamed(deadline), (answer) => answer.response.body.dump()));
+        ({ response } = await exchange(call, deadline, performStreamed(deadline, call.scope), (answer) => answer.response.body.dump()));
       } catch (error) {
         deadline.release();
         throw error;

@@ -1,17 +1,23 @@
+import { SERVICE_ENTRY } from '../../lib/services.ts';
 import { badUserInput, missingCredential, upstreamContractError } from '../kit/errors.ts';
 import { holdsCredential } from '../kit/cursors.ts';
-import { asArray, asBoolean, asNumber, asRecord, asStrings, asText, toNumber } from '../kit/envelopes.ts';
+import { asArray, asBoolean, asNumber, asRecord, asStrings, asText } from '../kit/envelopes.ts';
 import type { RestCall, RestTransport, StreamResponse } from '../kit/transport.ts';
 
 /** The gateway headers that carry a caller's marketplace credentials. */
-export const CREDENTIAL_HEADERS = {
-  email: 'x-marketplace-email',
-  apiKey: 'x-marketplace-api-key',
-  accountKey: 'x-marketplace-account-key',
-  userToken: 'x-marketplace-user-token',
-} as const;
+export const CREDENTIAL_HEADERS = SERVICE_ENTRY.marketplace.credentialHeaders;
 export type MarketplaceCredential = Partial<Record<keyof typeof CREDENTIAL_HEADERS, string>>;
-const SERVICE = 'marketplace';
+const SERVICE = SERVICE_ENTRY.marketplace.name;
+
+/** The service's limits the graph checks before calling it, which saves a call bound to be refused. */
+export const LIMITS = {
+  /** The longest SKU, of a product or a variation. */
+  skuLength: 25,
+  /** The stock list's largest `per_page`. */
+  stockPerPage: 100,
+  /** A variation's largest `qty`. */
+  qty: 2_147_483_647,
+} as const;
 
 export interface KeyValueDto {
   key: string;

@@ -1,4 +1,5 @@
-import { ConfigError, readInt, readPort, readUrl, type Env } from '../../lib/config.ts';
+import { ConfigError, readInt, readUrl, type Env } from '../../lib/config.ts';
+import { SERVICE_ENTRY, readSubgraphBasics } from '../../lib/services.ts';
 
 export interface MarketplaceConfig {
   port: number;
@@ -10,14 +11,14 @@ export interface MarketplaceConfig {
   /** The marketplace operator's name, the path segment the spec writes `mkt`. @default 'mkt' */
   marketplace: string;
   timeoutMs: number;
+  compiledExecution: boolean;
+  /** Upstream calls one GraphQL request may make here, retries included (the gateway may lower it per request). */
+  maxRequestUpstreamCalls: number;
   /** How long a label PDF link works. @default 300000 (5 minutes) */
   downloadTtlMs: number;
   /** XML invoices larger than this go as a multipart file instead of JSON text. @default 262144 */
   multipartThresholdBytes: number;
 }
-
-export const MARKETPLACE_SUBGRAPH_PORT = 4002;
-export const MARKETPLACE_EMULATOR_PORT = 4102;
 
 /** The `mkt` path segment: one URL-safe name, shared by the subgraph and the emulator. */
 export function readMarketplaceName(env: Env): string {
@@ -29,13 +30,12 @@ export function readMarketplaceName(env: Env): string {
 }
 
 export function readMarketplaceConfig(env: Env, overrides: Partial<MarketplaceConfig> = {}): MarketplaceConfig {
-  const apiUrl = overrides.apiUrl ?? readUrl(env, 'MARKETPLACE_API_URL') ?? `http://127.0.0.1:${readPort(env, 'MARKETPLACE_EMULATOR_PORT', MARKETPLACE_EMULATOR_PORT)}`;
+  const basics = readSubgraphBasics(env, SERVICE_ENTRY.marketplace, overrides.apiUrl);
+  const apiUrl = basics.apiUrl;
   return {
-    port: readPort(env, 'MARKETPLACE_SUBGRAPH_PORT', MARKETPLACE_SUBGRAPH_PORT),
-    host: env.HOST ?? '127.0.0.1',
+    ...basics,
     productsApiUrl: readUrl(env, 'MARKETPLACE_PRODUCTS_API_URL') ?? apiUrl,
     marketplace: readMarketplaceName(env),
-    timeoutMs: readInt(env, 'MARKETPLACE_TIMEOUT_MS', 10_000, { min: 100, max: 120_000 }),
     downloadTtlMs: readInt(env, 'MARKETPLACE_DOWNLOAD_TTL_MS', 5 * 60_000, { min: 1_000, max: 15 * 60_000 }),
     multipartThresholdBytes: readInt(env, 'MARKETPLACE_MULTIPART_THRESHOLD_BYTES', 256 * 1024, { min: 1, max: 64 * 1024 * 1024 }),
     ...overrides,

@@ -1,6 +1,7 @@
 import type { IncomingMessage } from 'node:http';
 import type { RestTransport } from '../kit/transport.ts';
 import { credentialHeader } from '../kit/server.ts';
+import { scopedTransport, type CallScope } from '../kit/callScope.ts';
 import { gatewayOriginOf, GATEWAY_ORIGIN_HEADER, type DownloadStore } from '../kit/downloads.ts';
 import { CREDENTIAL_HEADERS, createMarketplaceClient, type MarketplaceClient, type MarketplaceCredential } from './client.ts';
 import type { MarketplaceConfig } from './config.ts';
@@ -29,7 +30,7 @@ export interface MarketplaceDependencies {
   downloads: DownloadStore<LabelsPdfDownload>;
 }
 
-export function credentialOf(headers: IncomingMessage['headers']): MarketplaceCredential {
+function credentialOf(headers: IncomingMessage['headers']): MarketplaceCredential {
   const credential: MarketplaceCredential = {};
   for (const [field, header] of Object.entries(CREDENTIAL_HEADERS) as [keyof MarketplaceCredential, string][]) {
     const value = credentialHeader(headers, header);
@@ -50,8 +51,8 @@ export function clientFor({ transport, config }: MarketplaceDependencies, creden
 }
 
 /** One request's context: the caller's credentials bound into a client, and fresh loaders over it. */
-export function makeContext(dependencies: MarketplaceDependencies, headers: IncomingMessage['headers']): MarketplaceContext {
+export function makeContext(dependencies: MarketplaceDependencies, headers: IncomingMessage['headers'], scope?: CallScope): MarketplaceContext {
   const credential = credentialOf(headers);
-  const client = clientFor(dependencies, credential);
-  return { client, loaders: createLoaders(client), credential, downloads: dependencies.downloads, gatewayOrigin: gatewayOriginOf(headers[GATEWAY_ORIGIN_HEADER]) };
+  const client = clientFor({ ...dependencies, transport: scopedTransport(dependencies.transport, scope) }, credential);
+  return { client, loaders: createLoaders(client, scope), credential, downloads: dependencies.downloads, gatewayOrigin: gatewayOriginOf(headers[GATEWAY_ORIGIN_HEADER]) };
 }

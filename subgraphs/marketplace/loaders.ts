@@ -1,5 +1,6 @@
 import type DataLoader from 'dataloader';
 import { createOnceLoader, createPerKeyLoader } from '../kit/loaders.ts';
+import { cancelledWith, type CallScope } from '../kit/callScope.ts';
 import type { MarketplaceClient, PlpDto, ProductDto, QuestionDto, VariationDto } from './client.ts';
 
 export interface MarketplaceLoaders {
@@ -14,12 +15,13 @@ export interface MarketplaceLoaders {
 }
 
 /** Built once per request, so nothing cached here outlives the caller whose credential fetched it. */
-export function createLoaders(client: MarketplaceClient): MarketplaceLoaders {
+export function createLoaders(client: MarketplaceClient, scope?: CallScope): MarketplaceLoaders {
+  const cancellation = cancelledWith(scope, 'marketplace');
   return {
-    product: createPerKeyLoader((sku: string) => client.getProduct(sku)),
-    question: createPerKeyLoader((id: string) => client.getQuestion(id)),
-    variation: createPerKeyLoader((sku: string) => client.getVariation(sku)),
+    product: createPerKeyLoader((sku: string) => client.getProduct(sku), cancellation),
+    question: createPerKeyLoader((id: string) => client.getQuestion(id), cancellation),
+    variation: createPerKeyLoader((sku: string) => client.getVariation(sku), cancellation),
     labelGroups: createOnceLoader(() => client.listLabelGroups()),
-    labels: createPerKeyLoader((id: string) => client.getLabels(id)),
+    labels: createPerKeyLoader((id: string) => client.getLabels(id), cancellation),
   };
 }

@@ -25,7 +25,8 @@ export function createMarketplaceSubgraph(config: MarketplaceConfig, logger: Log
     name: 'marketplace',
     typeDefs,
     resolvers: resolvers as GraphQLResolverMap<MarketplaceContext>,
-    context: (headers) => makeContext(dependencies, headers),
+    context: (headers, scope) => makeContext(dependencies, headers, scope),
+    maxRequestUpstreamCalls: config.maxRequestUpstreamCalls,
     metrics,
     logger,
     routes: [

@@ -1,10 +1,19 @@
+import { SERVICE_ENTRY } from '../../lib/services.ts';
 import { missingCredential, upstreamContractError } from '../kit/errors.ts';
 import { asArray, asBoolean, asNumber, asRecord, asText, headerValue, toNumber } from '../kit/envelopes.ts';
 import type { RestCall, RestTransport } from '../kit/transport.ts';
 
 /** The gateway header that carries a caller's recognition token. */
-export const CREDENTIAL_HEADER = 'x-recognition-token';
-const SERVICE = 'recognition';
+export const CREDENTIAL_HEADER = SERVICE_ENTRY.recognition.credentialHeaders.token;
+const SERVICE = SERVICE_ENTRY.recognition.name;
+
+/** Limits the graph checks before calling the service. */
+export const LIMITS = {
+  /** `standouts(limit)`, as the service accepts it. */
+  standouts: { min: 1, max: 100 },
+  /** Ids in one `redemptions(ids)`: each is an upstream call of its own. */
+  redemptionIds: 100,
+} as const;
 
 export type WebhookEventTypeDto = 'bonus.created' | 'achievement_event.created';
 export const WEBHOOK_EVENT_TYPES: readonly WebhookEventTypeDto[] = ['bonus.created', 'achievement_event.created'];

@@ -1,5 +1,6 @@
 import { randomBytes } from 'node:crypto';
-import { ConfigError, readInt, readPort, readUrl, type Env } from '../../lib/config.ts';
+import { ConfigError, readInt, readUrl, type Env } from '../../lib/config.ts';
+import { SERVICE_ENTRY, readSubgraphBasics } from '../../lib/services.ts';
 
 export interface RecognitionConfig {
   port: number;
@@ -7,6 +8,9 @@ export interface RecognitionConfig {
   /** The spec's `{base_url}`; the client adds `/api/v1`. */
   apiUrl: string;
   timeoutMs: number;
+  compiledExecution: boolean;
+  /** Upstream calls one GraphQL request may make here, retries included (the gateway may lower it per request). */
+  maxRequestUpstreamCalls: number;
   /** Shared event log and dedupe across replicas; in memory when absent. */
   redisUrl?: string;
   /** Events the in-memory log holds for replay (or the Redis stream's approximate length). */
@@ -23,16 +27,14 @@ export interface RecognitionConfig {
 }
 
 export function readRecognitionConfig(env: Env, overrides: Partial<RecognitionConfig> = {}): RecognitionConfig {
-  const apiUrl = overrides.apiUrl ?? readUrl(env, 'RECOGNITION_API_URL') ?? `http://127.0.0.1:${readPort(env, 'RECOGNITION_EMULATOR_PORT', 4101)}`;
+  const basics = readSubgraphBasics(env, SERVICE_ENTRY.recognition, overrides.apiUrl);
   const secret = env.RECOGNITION_WEBHOOK_SECRET;
   if (secret !== undefined && secret !== '' && !/^[A-Za-z0-9_-]{16,}$/.test(secret)) {
     throw new ConfigError('RECOGNITION_WEBHOOK_SECRET must be at least 16 characters of A-Z, a-z, 0-9, _ or -; unset it to draw a random one at start.');
   }
   const publicUrl = env.RECOGNITION_PUBLIC_URL === 'self' ? 'self' : readUrl(env, 'RECOGNITION_PUBLIC_URL');
   return {
-    port: readPort(env, 'RECOGNITION_SUBGRAPH_PORT', 4001),
-    host: env.HOST ?? '127.0.0.1',
-    timeoutMs: readInt(env, 'RECOGNITION_TIMEOUT_MS', 10_000, { min: 100, max: 120_000 }),
+    ...basics,
     ...(readUrl(env, 'REDIS_URL', ['redis:', 'rediss:']) ? { redisUrl: env.REDIS_URL } : {}),
     eventLogSize: readInt(env, 'RECOGNITION_EVENT_LOG_SIZE', 10_000, { min: 10, max: 10_000_000 }),
     ...(publicUrl ? { publicUrl } : {}),
@@ -41,6 +43,6 @@ export function readRecognitionConfig(env: Env, overrides: Partial<RecognitionCo
     webhookMaxBytes: readInt(env, 'RECOGNITION_WEBHOOK_MAX_BYTES', 64 * 1024, { min: 1024, max: 10 * 1024 * 1024 }),
     credentialCheckTtlMs: readInt(env, 'RECOGNITION_CREDENTIAL_CHECK_TTL_MS', 30_000, { min: 0, max: 600_000 }),
     ...overrides,
-    apiUrl,
+    apiUrl: basics.apiUrl,
   };
 }

@@ -1,6 +1,7 @@
 import type { IncomingMessage } from 'node:http';
 import type { RestTransport } from '../kit/transport.ts';
 import { credentialHeader } from '../kit/server.ts';
+import { scopedTransport, type CallScope } from '../kit/callScope.ts';
 import type { EventLog } from '../kit/events/eventLog.ts';
 import type { CredentialChecks } from '../kit/credentialChecks.ts';
 import { CREDENTIAL_HEADER, createRecognitionClient, type RecognitionClient } from './client.ts';
@@ -23,10 +24,10 @@ export interface RecognitionDependencies {
 }
 
 /** One request's context: the caller's credential bound into a client, and fresh loaders over it. */
-export function makeContext({ transport, events, credentialChecks }: RecognitionDependencies, headers: IncomingMessage['headers'] | Record<string, unknown>): RecognitionContext {
+export function makeContext({ transport, events, credentialChecks }: RecognitionDependencies, headers: IncomingMessage['headers'] | Record<string, unknown>, scope?: CallScope): RecognitionContext {
   const token = credentialHeader(headers, CREDENTIAL_HEADER);
-  const client = createRecognitionClient({ transport, token });
-  return { client, loaders: createLoaders(client), events, verifyCredential: () => credentialChecks.check(token, () => client.verifyCredential()) };
+  const client = createRecognitionClient({ transport: scopedTransport(transport, scope), token });
+  return { client, loaders: createLoaders(client, scope), events, verifyCredential: () => credentialChecks.check(token, () => client.verifyCredential()) };
 }
 
 const OUR_WEBHOOK = new RegExp(`(${WEBHOOK_PATH.replace(/\//g, '\\/')}\\/)[^/?#]+`);

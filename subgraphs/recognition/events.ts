@@ -30,7 +30,7 @@ export type RecognitionEventPayload = { type: 'bonus.created'; bonus: BonusDto }
 
 const text = (value: unknown): string | null => (value === undefined || value === null || value === '' ? null : String(value));
 
-export function toBonus(raw: Record<string, unknown>): BonusDto {
+function toBonus(raw: Record<string, unknown>): BonusDto {
   const hashtag = text(raw.hashtag ?? raw.value);
   return {
     id: text(raw.id) ?? `h_${contentHash(raw)}`,
@@ -44,7 +44,7 @@ export function toBonus(raw: Record<string, unknown>): BonusDto {
   };
 }
 
-export function toAchievement(raw: Record<string, unknown>): AchievementDto {
+function toAchievement(raw: Record<string, unknown>): AchievementDto {
   return {
     id: text(raw.id) ?? `h_${contentHash(raw)}`,
     headline: text(raw.headline),

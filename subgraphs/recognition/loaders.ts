@@ -1,5 +1,6 @@
 import type DataLoader from 'dataloader';
 import { createOnceLoader, createPerKeyLoader } from '../kit/loaders.ts';
+import { cancelledWith, type CallScope } from '../kit/callScope.ts';
 import type { RecognitionClient, RedemptionDto, RewardDto, WebhookDto } from './client.ts';
 
 export interface RewardKey {
@@ -15,12 +16,14 @@ export interface RecognitionLoaders {
 }
 
 /** Built once per request, so nothing cached here outlives the caller whose credential fetched it. */
-export function createLoaders(client: RecognitionClient): RecognitionLoaders {
+export function createLoaders(client: RecognitionClient, scope?: CallScope): RecognitionLoaders {
+  const cancellation = cancelledWith(scope, 'recognition');
   return {
     reward: createPerKeyLoader((key: RewardKey) => client.getReward(key.id, key.requestCountry), {
       cacheKeyFn: (key) => `${key.id}\u0000${key.requestCountry ?? ''}`,
+      ...cancellation,
     }),
-    redemption: createPerKeyLoader((id: string) => client.getRedemption(id)),
+    redemption: createPerKeyLoader((id: string) => client.getRedemption(id), cancellation),
     webhooks: createOnceLoader(() => client.listWebhooks()),
   };
 }

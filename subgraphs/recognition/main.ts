@@ -1,5 +1,6 @@
 import { runMain } from '../../lib/config.ts';
 import { createLogger } from '../../lib/logger.ts';
+import { exitOnSignal } from '../../lib/shutdown.ts';
 import { startSubgraph } from '../kit/server.ts';
 import { readRecognitionConfig } from './config.ts';
 import { createRecognitionSubgraph } from './server.ts';
@@ -7,6 +8,7 @@ import { createRecognitionSubgraph } from './server.ts';
 runMain(async () => {
   const config = readRecognitionConfig(process.env);
   const logger = createLogger({ name: 'recognition-subgraph' });
-  const { url } = await startSubgraph(await createRecognitionSubgraph(config, logger), { port: config.port, host: config.host });
+  const { url, close } = await startSubgraph(await createRecognitionSubgraph(config, logger), config);
+  exitOnSignal(close, logger);
   console.log(`recognition subgraph on ${url}/graphql (upstream ${config.apiUrl})`);
 });

@@ -40,7 +40,8 @@ export async function createRecognitionSubgraph(config: RecognitionConfig, logge
     name: 'recognition',
     typeDefs,
     resolvers: resolvers as GraphQLResolverMap<RecognitionContext>,
-    context: (headers) => makeContext(dependencies, headers),
+    context: (headers, scope) => makeContext(dependencies, headers, scope),
+    maxRequestUpstreamCalls: config.maxRequestUpstreamCalls,
     metrics,
     logger,
     routes: createWebhookReceiver({

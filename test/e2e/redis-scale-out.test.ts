@@ -1,5 +1,6 @@
-import { afterAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { DEMO_TOKENS } from '../../emulators/recognition/data.ts';
+import { requireBinary } from '../support/binaries.ts';
 import { knownSecrets } from '../support/logs.ts';
 import { startRedis } from '../support/redisServer.ts';
 import { startRecognitionEmulator, startRecognitionGateway, startRecognitionSubgraph } from '../support/recognitionPieces.ts';
@@ -9,20 +10,10 @@ import { waitForEventSubscriptions } from '../support/waitFor.ts';
 const SECRETS = ['replica-a-secret-1f3e5d7c9b', 'replica-b-secret-2e4f6a8c0d'] as const;
 for (const secret of SECRETS) knownSecrets.add(secret);
 
-const redis = await startRedis();
-const emulator = await startRecognitionEmulator();
-// Two replicas on one Redis, each registered with the service under its own address.
-const replicas = [
-  await startRecognitionSubgraph(emulator.url, { webhookSecret: SECRETS[0], redisUrl: redis.url }),
-  await startRecognitionSubgraph(emulator.url, { webhookSecret: SECRETS[1], redisUrl: redis.url }),
-];
-const gateways = [await startRecognitionGateway(replicas[0]!.graphqlUrl), await startRecognitionGateway(replicas[1]!.graphqlUrl)];
-afterAll(async () => {
-  for (const gateway of gateways) await gateway.close();
-  for (const replica of replicas) await replica.close();
-  await emulator.close();
-  await redis.close();
-});
+let redis: Awaited<ReturnType<typeof startRedis>>;
+let emulator: Awaited<ReturnType<typeof startRecognitionEmulator>>;
+let replicas: Awaited<ReturnType<typeof startRecognitionSubgraph>>[] = [];
+let gateways: Awaited<ReturnType<typeof startRecognitionGateway>>[] = [];
 
 const member = { 'x-recognition-token': DEMO_TOKENS.member };
 const deliver = (replica: number, id: string) =>
@@ -32,7 +23,24 @@ const deliver = (replica: number, id: string) =>
     body: JSON.stringify({ type: 'bonus.created', data: { id, created_at: '2026-11-22T12:00:00Z', amount: 5, hashtag: '#teamwork', giver: { id: 'usr_001' }, receivers: [{ id: 'usr_002' }] } }),
   });
 
-describe('scale-out with Redis', () => {
+describe.skipIf(!requireBinary('redis-server'))('scale-out with Redis', () => {
+  beforeAll(async () => {
+    redis = await startRedis();
+    emulator = await startRecognitionEmulator();
+    // Two replicas on one Redis, each registered with the service under its own address.
+    replicas = [
+      await startRecognitionSubgraph(emulator.url, { webhookSecret: SECRETS[0], redisUrl: redis.url }),
+      await startRecognitionSubgraph(emulator.url, { webhookSecret: SECRETS[1], redisUrl: redis.url }),
+    ];
+    gateways = [await startRecognitionGateway(replicas[0]!.graphqlUrl), await startRecognitionGateway(replicas[1]!.graphqlUrl)];
+  });
+  afterAll(async () => {
+    for (const gateway of gateways) await gateway.close();
+    for (const replica of replicas) await replica.close();
+    await emulator?.close();
+    await redis?.close();
+  });
+
   it('delivers an event received by either replica to subscribers of both gateways, exactly once', async () => {
     const query = 'subscription { bonusCreated { bonus { id } } }';
     const onFirst = subscribeWs(gateways[0]!.graphqlUrl, query, { connectionParams: member });

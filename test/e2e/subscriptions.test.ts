@@ -6,7 +6,7 @@ import { knownSecrets, testLogger } from '../support/logs.ts';
 import { startTestStack } from '../support/stack.ts';
 import { subscribeSse, subscribeWs, type Collected } from '../support/subscribers.ts';
 import { composeWithKudos, startKudosSubgraph } from '../support/kudosSubgraph.ts';
-import { waitForEventSubscriptions, waitUntil } from '../support/waitFor.ts';
+import { waitForEventSubscriptions } from '../support/waitFor.ts';
 
 // Every subscribe checks its credential upstream here, so the request log can count the checks;
 // remembering them is tested in hardening/subscription-flood.test.ts.

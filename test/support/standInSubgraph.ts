@@ -1,5 +1,5 @@
 import http from 'node:http';
-import { readGatewayConfig } from '../../gateway/config.ts';
+import { readGatewayConfig, type FastPaths } from '../../gateway/config.ts';
 import { startGateway, type StartedGateway } from '../../gateway/server.ts';
 import { listen } from '../../lib/http.ts';
 import { testLogger } from './logs.ts';
@@ -20,7 +20,15 @@ export interface GatewayOverStandIn {
   close(): Promise<void>;
 }
 
-export async function startGatewayOverStandIn(logName: string): Promise<GatewayOverStandIn> {
+/** The gateway's fast-path settings a test runs under, by name: every comparison with Apollo's path runs in each. */
+export const FAST_PATH_MODES: readonly { mode: string; fastPaths: FastPaths }[] = [
+  { mode: 'fast paths on', fastPaths: { singleFetch: true, passThrough: true } },
+  { mode: 'GATEWAY_PASS_THROUGH=off', fastPaths: { singleFetch: true, passThrough: false } },
+  // The pass-through serves only what the single-fetch shortcut planned: this turns both off.
+  { mode: 'GATEWAY_SINGLE_FETCH=off', fastPaths: { singleFetch: false, passThrough: true } },
+];
+
+export async function startGatewayOverStandIn(logName: string, fastPaths: FastPaths = FAST_PATH_MODES[0]!.fastPaths): Promise<GatewayOverStandIn> {
   const stand: Pick<GatewayOverStandIn, 'answer' | 'received'> = { answer: { status: 200, body: '{"data":{"webhooks":[]}}' }, received: [] };
   const server = http.createServer((req, res) => {
     const chunks: Buffer[] = [];
@@ -33,7 +41,7 @@ export async function startGatewayOverStandIn(logName: string): Promise<GatewayO
     });
   });
   const subgraph = await listen(server, 0);
-  const gateway = await startGateway(readGatewayConfig({}, { port: 0, subgraphUrls: { recognition: `${subgraph.url}/graphql` } }), testLogger(logName));
+  const gateway = await startGateway(readGatewayConfig({}, { port: 0, subgraphUrls: { recognition: `${subgraph.url}/graphql` }, fastPaths }), testLogger(logName));
   return Object.assign(stand, {
     gateway,
     async close() {

@@ -2,7 +2,7 @@ import { readFileSync } from 'node:fs';
 import { parse } from 'graphql';
 import { describe, expect, it } from 'vitest';
 import { directFetch } from '../../gateway/singleFetch.ts';
-import { createPlanner } from '../../gateway/subscriptions/planning.ts';
+import { createPlanner } from '../../gateway/planner.ts';
 
 const planner = createPlanner(readFileSync(new URL('../../schema/supergraph.graphql', import.meta.url), 'utf8'));
 const decide = (query: string) => directFetch(planner, parse(query), undefined)?.serviceName ?? 'reshaped by Apollo';

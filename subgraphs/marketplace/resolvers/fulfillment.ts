@@ -2,9 +2,7 @@ import { badUserInput } from '../../kit/errors.ts';
 import { pageNumberedConnection } from '../../kit/connections.ts';
 import { nonBlank } from '../../kit/validate.ts';
 import type { Resolvers } from '../__generated__/resolvers.ts';
-
-/** The service's `per_page` maximum. */
-const MAX_PER_PAGE = 100;
+import { LIMITS } from '../client.ts';
 
 export const fulfillmentResolvers: Resolvers = {
   Query: {
@@ -12,7 +10,7 @@ export const fulfillmentResolvers: Resolvers = {
     fulfillmentStock: (_parent, { recipientDocument, sku, first, after }, { client }) =>
       pageNumberedConnection('marketplace-stock', { first, after }, {
         defaultSize: 20,
-        maxSize: MAX_PER_PAGE,
+        maxSize: LIMITS.stockPerPage,
         firstPage: 1,
         fetchPage: async (page, perPage) => ({ items: await client.listStock({ recipientDocument: recipientDocument ?? undefined, sku: sku ?? undefined, page, perPage }) }),
       }),

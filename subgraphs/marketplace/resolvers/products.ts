@@ -1,17 +1,14 @@
-import type { ProductDto } from '../client.ts';
+import { LIMITS, type ProductDto } from '../client.ts';
 import { forwardConnection } from '../../kit/connections.ts';
 import { maxLength, nonBlank } from '../../kit/validate.ts';
 import type { Resolvers } from '../__generated__/resolvers.ts';
-
-/** The marketplace refuses longer SKUs; refusing them here saves the call. */
-export const MAX_SKU_LENGTH = 25;
 
 /** Leaves out what the caller did not give, rather than sending nulls. */
 function withoutNulls<T extends object>(fields: T): { [K in keyof T]: Exclude<T[K], null> } {
   return Object.fromEntries(Object.entries(fields).filter(([, value]) => value !== null && value !== undefined)) as { [K in keyof T]: Exclude<T[K], null> };
 }
 
-export const sku = (value: string, argument: string) => maxLength(nonBlank(value, argument), argument, MAX_SKU_LENGTH);
+export const sku = (value: string, argument: string) => maxLength(nonBlank(value, argument), argument, LIMITS.skuLength);
 
 export const productResolvers: Resolvers = {
   Query: {

@@ -1,10 +1,8 @@
 import { badUserInput } from '../../kit/errors.ts';
 import { toNumber } from '../../kit/envelopes.ts';
 import { httpUrl, intInRange, nonBlank } from '../../kit/validate.ts';
-import type { VariationChangesDto } from '../client.ts';
+import { LIMITS, type VariationChangesDto } from '../client.ts';
 import type { Resolvers, SpecificationInput } from '../__generated__/resolvers.ts';
-
-const MAX_QTY = 2_147_483_647;
 
 /** A price as the service wants it: decimal text with two places, such as `49.90`. */
 export function priceText(price: number, argument: string): string {
@@ -29,7 +27,7 @@ export const variationResolvers: Resolvers = {
   Mutation: {
     updateVariation: async (_parent, { sku, input }, { client }) => {
       const changes: VariationChangesDto = {};
-      if (input.qty !== null && input.qty !== undefined) changes.qty = intInRange(input.qty, 'input.qty', 0, MAX_QTY)!;
+      if (input.qty !== null && input.qty !== undefined) changes.qty = intInRange(input.qty, 'input.qty', 0, LIMITS.qty)!;
       if (input.ean !== null && input.ean !== undefined) changes.ean = nonBlank(input.ean, 'input.ean');
       if (input.images) changes.images = input.images.map((image) => httpUrl(image, 'input.images'));
       if (input.specifications) changes.specifications = specifications(input.specifications, 'input.specifications');

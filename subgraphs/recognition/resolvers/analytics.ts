@@ -1,6 +1,6 @@
 import { badUserInput } from '../../kit/errors.ts';
 import { intInRange } from '../../kit/validate.ts';
-import type { TeamDto } from '../client.ts';
+import { LIMITS, type TeamDto } from '../client.ts';
 import type { UserStatus } from '../enums.ts';
 import type { Resolvers, TeamScope } from '../__generated__/resolvers.ts';
 
@@ -33,7 +33,7 @@ export const analyticsResolvers: Resolvers = {
       client.getStandouts({
         role: args.role ?? undefined,
         value: args.value ?? undefined,
-        limit: intInRange(args.limit, 'limit', 1, 100),
+        limit: intInRange(args.limit, 'limit', LIMITS.standouts.min, LIMITS.standouts.max),
         period: args.period ?? undefined,
         customPropertyName: args.customPropertyName ?? undefined,
         customPropertyValue: args.customPropertyValue ?? undefined,

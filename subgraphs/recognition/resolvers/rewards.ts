@@ -1,6 +1,6 @@
 import { listSize } from '../../kit/validate.ts';
 import type { Resolvers } from '../__generated__/resolvers.ts';
-import type { RedemptionDto } from '../client.ts';
+import { LIMITS, type RedemptionDto } from '../client.ts';
 
 export const rewardResolvers: Resolvers = {
   Query: {
@@ -9,7 +9,7 @@ export const rewardResolvers: Resolvers = {
     reward: (_parent, { id, requestCountry }, { loaders }) => loaders.reward.load({ id, requestCountry: requestCountry ?? undefined }),
     redemption: (_parent, { id }, { loaders }) => loaders.redemption.load(id),
     redemptions: (_parent, { ids }, { client, loaders }) => {
-      listSize(ids, 'ids', 100);
+      listSize(ids, 'ids', LIMITS.redemptionIds);
       // Without a credential the list fails once, not once per id.
       client.requireCredential();
       // Each entry is its own promise: its fields (its reward) are fetched as soon as it arrives, not

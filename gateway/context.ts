@@ -1,0 +1,29 @@
+import type { IncomingHttpHeaders } from 'node:http';
+import type { SubgraphAnswer } from './fetcher.ts';
+import type { Principal } from './auth/principal.ts';
+import type { CallLedger } from './demandControl.ts';
+
+/** What a subgraph answered, or how reaching it failed, before Apollo Server ran the request. */
+export interface Prefetched {
+  serviceName: string;
+  outcome: { answer: SubgraphAnswer } | { error: unknown };
+}
+
+/** Request headers, or connectionParams read as headers: names in lower case. */
+export type Headers = Record<string, string | string[] | undefined>;
+
+/** One caller's request as every part of the gateway sees it. */
+export interface GatewayContext {
+  /** The caller's request headers; each subgraph call picks its own credential from them. */
+  headers: IncomingHttpHeaders;
+  /** The gateway's public origin, on which subgraphs build download links. */
+  origin?: string | undefined;
+  /** The one subgraph answer the pass-through fetched but left to Apollo to report. */
+  prefetched?: Prefetched;
+  /** The caller, when the graph's own OAuth 2.0 is on and a token (or a trusted proxy) named one. */
+  principal?: Principal | undefined;
+  /** Aborted when the client goes away: subgraph requests still running are cut off. */
+  signal?: AbortSignal | undefined;
+  /** What is left of the operation's upstream call budget, set once its estimate was accepted. */
+  calls?: CallLedger | undefined;
+}

@@ -1,0 +1,113 @@
+import { createHash } from 'node:crypto';
+import { Redis } from 'ioredis';
+import { createBoundedCache } from '../lib/boundedCache.ts';
+import { ALL_CREDENTIAL_HEADERS } from '../lib/services.ts';
+import type { Headers } from './context.ts';
+import type { Principal } from './auth/principal.ts';
+
+/** A token bucket: `perSecond` tokens a second, up to `burst` saved; 0 per second turns it off. */
+export interface BucketSettings {
+  perSecond: number;
+  burst: number;
+}
+
+export interface RateLimitSettings {
+  /** Per caller: the principal, else a hash of the credential headers it sent. */
+  caller: BucketSettings;
+  /** Per client address. */
+  address: BucketSettings;
+  /** Shared buckets for every gateway replica. */
+  redisUrl?: string | undefined;
+}
+
+export type RateDecision = { allowed: true } | { allowed: false; retryAfterSeconds: number; scope: 'caller' | 'address' };
+
+/**
+ * Refill and take one token atomically, in Redis: KEYS[1] the bucket; ARGV rate, burst, now (ms).
+ * Answers 0 when taken, else the milliseconds until a token is there.
+ */
+const TAKE = `
+local rate = tonumber(ARGV[1])
+local burst = tonumber(ARGV[2])
+local now = tonumber(ARGV[3])
+local state = redis.call('HMGET', KEYS[1], 'tokens', 'at')
+local tokens = tonumber(state[1]) or burst
+local at = tonumber(state[2]) or now
+tokens = math.min(burst, tokens + (now - at) * rate / 1000)
+local wait = 0
+if tokens >= 1 then tokens = tokens - 1 else wait = math.ceil((1 - tokens) * 1000 / rate) end
+redis.call('HSET', KEYS[1], 'tokens', tokens, 'at', now)
+redis.call('PEXPIRE', KEYS[1], math.ceil(burst * 1000 / rate) + 1000)
+return wait
+`;
+
+/** Who the caller is, for its bucket: never a credential itself, only its hash. */
+export function callerKey(headers: Headers, principal: Principal | undefined): string | undefined {
+  if (principal) return `p:${principal.id}`;
+  const hash = createHash('sha256');
+  let any = false;
+  for (const name of ALL_CREDENTIAL_HEADERS) {
+    const value = headers[name];
+    if (value === undefined) continue;
+    any = true;
+    hash.update(name).update('\u0000').update(String(value)).update('\u0000');
+  }
+  return any ? `c:${hash.digest('base64url')}` : undefined;
+}
+
+/**
+ * Rate limits per caller and per client address, in memory (bounded) or in Redis so that every
+ * gateway replica draws from the same buckets. A Redis that does not answer lets requests through:
+ * the limit protects the graph, and an outage of its store should not take the graph down with it.
+ */
+export function createRateLimiter(settings: RateLimitSettings, now: () => number = Date.now) {
+  const enabled = settings.caller.perSecond > 0 || settings.address.perSecond > 0;
+  const redis = enabled && settings.redisUrl ? new Redis(settings.redisUrl, { lazyConnect: true, maxRetriesPerRequest: 1, enableOfflineQueue: true }) : undefined;
+  redis?.on('error', () => undefined);
+  const local = createBoundedCache<{ tokens: number; at: number }>(100_000);
+
+  async function take(key: string, bucket: BucketSettings): Promise<number> {
+    if (redis) {
+      try {
+        return Number(await redis.eval(TAKE, 1, `graph:rate:${key}`, bucket.perSecond, bucket.burst, now()));
+      } catch {
+        return 0;
+      }
+    }
+    const at = now();
+    const state = local.get(key) ?? { tokens: bucket.burst, at };
+    state.tokens = Math.min(bucket.burst, state.tokens + ((at - state.at) * bucket.perSecond) / 1000);
+    state.at = at;
+    let wait = 0;
+    if (state.tokens >= 1) state.tokens -= 1;
+    else wait = Math.ceil(((1 - state.tokens) * 1000) / bucket.perSecond);
+    local.set(key, state);
+    return wait;
+  }
+
+  return {
+    enabled,
+    async check(headers: Headers, principal: Principal | undefined, address: string | undefined): Promise<RateDecision> {
+      if (!enabled) return { allowed: true };
+      const caller = settings.caller.perSecond > 0 ? callerKey(headers, principal) : undefined;
+      if (caller) {
+        const wait = await take(caller, settings.caller);
+        if (wait > 0) return { allowed: false, retryAfterSeconds: Math.ceil(wait / 1000), scope: 'caller' };
+      }
+      if (address && settings.address.perSecond > 0) {
+        const wait = await take(`a:${address}`, settings.address);
+        if (wait > 0) return { allowed: false, retryAfterSeconds: Math.ceil(wait / 1000), scope: 'address' };
+      }
+      return { allowed: true };
+    },
+    close: async () => redis?.disconnect(),
+  };
+}
+
+export type RateLimiter = ReturnType<typeof createRateLimiter>;
+
+/** The refusal as every transport sends it. */
+export const rateLimitedError = (decision: Extract<RateDecision, { allowed: false }>) => ({
+  message: `too many requests from this ${decision.scope}: try again in ${decision.retryAfterSeconds} s`,
+  extensions: { code: 'RATE_LIMITED', retryAfterSeconds: decision.retryAfterSeconds },
+});

@@ -1,0 +1,61 @@
+import { GraphQLError } from 'graphql';
+
+/**
+ * The graph's error vocabulary: everything here is public API. Clients match on
+ * `extensions.code`, never on a message or a class.
+ */
+export const ErrorCode = {
+  BadUserInput: 'BAD_USER_INPUT',
+  Unauthenticated: 'UNAUTHENTICATED',
+  Forbidden: 'FORBIDDEN',
+  NotFound: 'NOT_FOUND',
+  Conflict: 'CONFLICT',
+  Teapot: 'TEAPOT',
+  RateLimited: 'RATE_LIMITED',
+  DataNotReady: 'DATA_NOT_READY',
+  CursorExpired: 'CURSOR_EXPIRED',
+  UpstreamError: 'UPSTREAM_ERROR',
+  UpstreamUnavailable: 'UPSTREAM_UNAVAILABLE',
+  /** The operation would cost, or has made, more upstream calls than its budget. */
+  OperationTooExpensive: 'OPERATION_TOO_EXPENSIVE',
+} as const;
+export type ErrorCode = (typeof ErrorCode)[keyof typeof ErrorCode];
+
+export interface FieldError {
+  field: string;
+  messages: string[];
+}
+
+/** The one extension shape of every error this graph raises. */
+export interface GraphErrorExtensions {
+  code: ErrorCode;
+  /** The REST service behind the failure. */
+  service?: string;
+  /** The upstream HTTP status, when an upstream answered. */
+  status?: number;
+  /** The argument that failed local validation. */
+  argument?: string;
+  retryAfterSeconds?: number;
+  fieldErrors?: FieldError[];
+  /** Upstream calls the operation was estimated to cost (OPERATION_TOO_EXPENSIVE before it ran). */
+  estimate?: number;
+  /** Upstream calls the operation or the subgraph request may make (OPERATION_TOO_EXPENSIVE). */
+  budget?: number;
+}
+
+declare module 'graphql' {
+  interface GraphQLErrorExtensions {
+    service?: string;
+    status?: number;
+    argument?: string;
+    retryAfterSeconds?: number;
+    fieldErrors?: FieldError[];
+    estimate?: number;
+    budget?: number;
+  }
+}
+
+export function graphError(message: string, extensions: GraphErrorExtensions): GraphQLError {
+  return new GraphQLError(message, { extensions: { ...extensions } });
+}
+

@@ -1,0 +1,86 @@
+import { describe, expect, it } from 'vitest';
+import { parse } from 'graphql';
+import { DEMO_TOKENS } from '../../../emulators/recognition/data.ts';
+import { measureDocument } from '../../../gateway/limits.ts';
+import { startTestStack } from '../../support/stack.ts';
+import { subscribeSse, subscribeWs } from '../../support/subscribers.ts';
+
+const t = await startTestStack();
+const emulator = t.emulator('recognition');
+const member = { 'x-recognition-token': DEMO_TOKENS.member };
+
+/** `count` fragments, each spreading the next `fanOut` times; the last spreads the first (cyclic) or selects one field. */
+function fanOutDocument(count: number, fanOut: number, cyclic: boolean): string {
+  const fragments = Array.from({ length: count }, (_, index) => {
+    const next = index === count - 1 ? (cyclic ? '...F0 '.repeat(fanOut) : 'teapot') : `...F${index + 1} `.repeat(fanOut);
+    return `fragment F${index} on Query{${next.trim()}}`;
+  });
+  return `{...F0}${fragments.join('')}`;
+}
+
+/** The issue's document: nine fragments each spreading the next eight times, the last back to the first. */
+const CYCLIC = fanOutDocument(9, 8, true);
+/** Forty levels of eight: 8^40 fields once expanded, astronomically long to walk spread by spread. */
+const DEEP = fanOutDocument(40, 8, false);
+
+const codes = (result: { errors?: { extensions?: Record<string, unknown> }[] }) => result.errors?.map((error) => error.extensions?.code);
+
+describe('the depth and field limits', () => {
+  it('measure each fragment once: visits grow with the document, not with its expansion', () => {
+    const deep = measureDocument(parse(DEEP), 1000);
+    // One walk of the operation and one of each fragment.
+    expect(deep.visits).toBe(41);
+    expect(deep.fragmentProblems).toEqual([]);
+    const [measure] = [...deep.operations.values()];
+    expect(measure!.fields).toBe(1001);
+  });
+
+  it('refuse cyclic and unknown fragments before measuring anything', () => {
+    const cyclic = measureDocument(parse(CYCLIC), 1000);
+    expect(cyclic.visits).toBe(0);
+    expect(cyclic.fragmentProblems).toEqual([expect.stringContaining('fragment "F0" spreads itself')]);
+    const unknown = measureDocument(parse('{ ...Missing }'), 1000);
+    expect(unknown.visits).toBe(0);
+    expect(unknown.fragmentProblems).toEqual(['unknown fragment "Missing"']);
+  });
+
+  it('refuse the cyclic document and the 8^40 one with GRAPHQL_VALIDATION_FAILED, no upstream call made', async () => {
+    await emulator.clearRequests();
+    const cyclic = await t.gql(CYCLIC, { headers: member });
+    expect(cyclic.data).toBeUndefined();
+    expect(new Set(codes(cyclic))).toEqual(new Set(['GRAPHQL_VALIDATION_FAILED']));
+    expect(cyclic.errors!.map((error) => error.message)).toContain('the operation cannot be measured: fragment "F0" spreads itself (through F0 -> F1 -> F2 -> F3 -> F4 -> F5 -> F6 -> F7 -> F8)');
+    const deep = await t.gql(DEEP, { headers: member });
+    expect(deep.errors).toEqual(expect.arrayContaining([expect.objectContaining({ message: 'the operation selects more than 1000 fields', extensions: expect.objectContaining({ code: 'GRAPHQL_VALIDATION_FAILED' }) })]));
+    expect(await emulator.requests()).toEqual([]);
+  });
+
+  it('refuse the same documents over graphql-ws and SSE', async () => {
+    for (const subscription of [subscribeWs(t.graphqlUrl, DEEP, { connectionParams: member }), subscribeSse(t.graphqlUrl, CYCLIC, { headers: member })]) {
+      const ended = await subscription.ended;
+      subscription.close();
+      // graphql-ws reports validation errors as its error message; graphql-sse as a 400 whose body it quotes.
+      const seen = `${JSON.stringify(subscription.results)} ${ended instanceof Error ? ended.message : JSON.stringify(ended)}`;
+      expect(seen).toMatch(/more than 1000 fields|spreads itself/);
+      expect(seen).toContain('GRAPHQL_VALIDATION_FAILED');
+    }
+  });
+});
+
+describe('alias and root field limits', () => {
+  const aliases = (count: number) => `{ ${Array.from({ length: count }, (_, index) => `a${index}: teapot`).join(' ')} }`;
+
+  it('refuse more than 100 aliases, counted through fragments', async () => {
+    expect(codes(await t.gql(aliases(101), { headers: member }))).toEqual(['GRAPHQL_VALIDATION_FAILED', 'GRAPHQL_VALIDATION_FAILED']);
+    const spread = `{ ...A ...A } fragment A on Query { ${Array.from({ length: 51 }, (_, index) => `a${index}: __typename`).join(' ')} }`;
+    const result = await t.gql(spread, { headers: member });
+    expect(result.errors?.map((error) => error.message)).toEqual(['the operation uses more than 100 aliases', 'the operation selects more than 50 root fields']);
+  });
+
+  it('refuse more than 50 root fields, and accept 50', async () => {
+    const fifty = await t.gql(`{ ${Array.from({ length: 50 }, (_, index) => `t${index}: __typename`).join(' ')} }`);
+    expect(fifty.errors).toBeUndefined();
+    const many = await t.gql(`{ ${'__typename '.repeat(51)} }`);
+    expect(many.errors?.map((error) => error.message)).toEqual(['the operation selects more than 50 root fields']);
+  });
+});

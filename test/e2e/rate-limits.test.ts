@@ -1,0 +1,71 @@
+import { afterAll, describe, expect, it } from 'vitest';
+import { DEMO_TOKENS } from '../../emulators/recognition/data.ts';
+import { readGatewayConfig } from '../../gateway/config.ts';
+import { startGateway } from '../../gateway/server.ts';
+import { requireBinary } from '../support/binaries.ts';
+import { testLogger } from '../support/logs.ts';
+import { startRedis } from '../support/redisServer.ts';
+import { startTestStack } from '../support/stack.ts';
+import { subscribeWs } from '../support/subscribers.ts';
+
+const { stack } = await startTestStack();
+const subgraphUrls = Object.fromEntries(stack.services.map((service) => [service.name, service.subgraphUrl]));
+const gatewayWith = async (env: Record<string, string>) => {
+  const gateway = await startGateway(readGatewayConfig(env, { port: 0, subgraphUrls }), testLogger('rate-limited-gateway'));
+  afterAll(() => gateway.close());
+  return gateway;
+};
+
+const query = (url: string, token: string) =>
+  fetch(url, { method: 'POST', headers: { 'content-type': 'application/json', 'x-recognition-token': token }, body: JSON.stringify({ query: '{ hashtagTrends { hashtag } }' }) });
+
+/** Many requests at once: a bucket of `burst` lets about that many through before it refills. */
+async function burstOf(count: number, send: (index: number) => Promise<Response>) {
+  const responses = await Promise.all(Array.from({ length: count }, (_, index) => send(index)));
+  const refused = responses.filter((response) => response.status === 429);
+  return { allowed: responses.length - refused.length, refused };
+}
+
+describe('rate limits', () => {
+  it('refuse a caller past its burst with RATE_LIMITED, retryAfterSeconds and Retry-After, while another caller goes on', async () => {
+    const gateway = await gatewayWith({ RATE_LIMIT_CALLER_PER_SECOND: '1', RATE_LIMIT_CALLER_BURST: '3' });
+    const { allowed, refused } = await burstOf(10, () => query(gateway.graphqlUrl, DEMO_TOKENS.member));
+    expect(allowed).toBeGreaterThanOrEqual(3);
+    expect(refused.length).toBeGreaterThan(0);
+    expect(Number(refused[0]!.headers.get('retry-after'))).toBeGreaterThanOrEqual(1);
+    expect(await refused[0]!.json()).toEqual({ errors: [{ message: expect.stringContaining('caller'), extensions: { code: 'RATE_LIMITED', retryAfterSeconds: expect.any(Number) } }] });
+    // The credential is the caller: another one has a bucket of its own.
+    expect((await query(gateway.graphqlUrl, DEMO_TOKENS.admin)).status).toBe(200);
+  });
+
+  it('refuse a client address past its burst whatever credentials it sends', async () => {
+    const gateway = await gatewayWith({ RATE_LIMIT_ADDRESS_PER_SECOND: '1', RATE_LIMIT_ADDRESS_BURST: '2' });
+    const tokens = Object.values(DEMO_TOKENS);
+    const { refused } = await burstOf(9, (index) => query(gateway.graphqlUrl, tokens[index % tokens.length]!));
+    expect(refused.length).toBeGreaterThan(0);
+    expect(((await refused[0]!.json()) as { errors: { message: string }[] }).errors[0]!.message).toContain('address');
+  });
+
+  it('count operations over graphql-ws too', async () => {
+    const gateway = await gatewayWith({ RATE_LIMIT_CALLER_PER_SECOND: '1', RATE_LIMIT_CALLER_BURST: '1' });
+    const subscriptions = Array.from({ length: 4 }, () => subscribeWs(gateway.graphqlUrl, 'subscription { bonusCreated { bonus { id } } }', { connectionParams: { 'x-recognition-token': DEMO_TOKENS.readOnly } }));
+    try {
+      await expect.poll(() => subscriptions.filter((subscription) => subscription.results[0]?.errors?.[0]?.extensions?.code === 'RATE_LIMITED').length).toBeGreaterThan(0);
+    } finally {
+      for (const subscription of subscriptions) subscription.close();
+    }
+  });
+});
+
+describe.skipIf(!requireBinary('redis-server'))('rate limits with REDIS_URL', () => {
+  it('are shared by every gateway replica', async () => {
+    const redis = await startRedis();
+    afterAll(() => redis.close());
+    const env = { RATE_LIMIT_CALLER_PER_SECOND: '1', RATE_LIMIT_CALLER_BURST: '3', REDIS_URL: redis.url };
+    const replicas = [await gatewayWith(env), await gatewayWith(env)];
+    const { allowed, refused } = await burstOf(12, (index) => query(replicas[index % 2]!.graphqlUrl, DEMO_TOKENS.member));
+    // One bucket of 3 for both: apart alone they would let 6 through at once.
+    expect(allowed).toBeLessThan(6);
+    expect(refused.length).toBeGreaterThan(0);
+  });
+});

@@ -1,0 +1,36 @@
+import { describe, expect, it } from 'vitest';
+import { readGatewayConfig } from '../../gateway/config.ts';
+import { ConfigError } from '../../lib/config.ts';
+import { readDashboardsConfig } from '../../subgraphs/dashboards/config.ts';
+import { readMarketplaceConfig } from '../../subgraphs/marketplace/config.ts';
+import { readRecognitionConfig } from '../../subgraphs/recognition/config.ts';
+
+describe('fast-path switches', () => {
+  it('are on unless a setting turns them off', () => {
+    expect(readGatewayConfig({}).fastPaths).toEqual({ singleFetch: true, passThrough: true });
+    expect(readGatewayConfig({ GATEWAY_SINGLE_FETCH: 'off', GATEWAY_PASS_THROUGH: 'false' }).fastPaths).toEqual({ singleFetch: false, passThrough: false });
+    for (const read of [readRecognitionConfig, readMarketplaceConfig, readDashboardsConfig]) {
+      expect(read({}).compiledExecution).toBe(true);
+      expect(read({ SUBGRAPH_COMPILED_EXECUTION: 'off' }).compiledExecution).toBe(false);
+    }
+  });
+
+  it('refuse a value that is neither on nor off, naming the setting', () => {
+    expect(() => readGatewayConfig({ GATEWAY_PASS_THROUGH: 'sometimes' })).toThrow(new ConfigError('GATEWAY_PASS_THROUGH must be true or false; got "sometimes".'));
+    expect(() => readDashboardsConfig({ SUBGRAPH_COMPILED_EXECUTION: 'maybe' })).toThrow(/SUBGRAPH_COMPILED_EXECUTION/);
+  });
+});
+
+describe('service settings from the registry', () => {
+  it('reads each subgraph’s port, upstream and deadline under its own name', () => {
+    const config = readMarketplaceConfig({ MARKETPLACE_SUBGRAPH_PORT: '6002', MARKETPLACE_EMULATOR_PORT: '6102', MARKETPLACE_TIMEOUT_MS: '2500' });
+    expect(config).toMatchObject({ port: 6002, apiUrl: 'http://127.0.0.1:6102', productsApiUrl: 'http://127.0.0.1:6102', timeoutMs: 2500 });
+    expect(readRecognitionConfig({ RECOGNITION_API_URL: 'https://api.example/' }).apiUrl).toBe('https://api.example');
+    expect(readDashboardsConfig({})).toMatchObject({ port: 4003, apiUrl: 'http://127.0.0.1:4103' });
+    expect(readGatewayConfig({ DASHBOARDS_SUBGRAPH_URL: 'http://10.0.0.5:9000/graphql' }).subgraphUrls).toEqual({
+      recognition: 'http://127.0.0.1:4001/graphql',
+      marketplace: 'http://127.0.0.1:4002/graphql',
+      dashboards: 'http://10.0.0.5:9000/graphql',
+    });
+  });
+});
