@@ -1,5 +1,5 @@
 import { GraphQLError, getNamedType, getNullableType, isListType, isScalarType, type ASTVisitor, type GraphQLScalarType, type ValidationContext, type ValueNode } from 'graphql';
-import { DateScalar, DateTimeScalar } from '../subgraphs/kit/scalars.ts';
+import { DateScalar, DateTimeScalar } from '../lib/scalars.ts';
 
 /** The custom scalars whose literals the gateway can check as the owning subgraph would. */
 const CHECKED: readonly GraphQLScalarType[] = [DateScalar, DateTimeScalar];

@@ -64,7 +64,6 @@ async function writable(res: ServerResponse): Promise<void> {
 export function createSseTransport({ schema, runner, rules = [], maxBodyBytes, format, authenticatedOf = () => undefined }: SseTransportOptions) {
   const prepare = createOperationPreparer({ schema, rules });
   const formatErrors = (errors: readonly (GraphQLError | GraphQLFormattedError)[]) => errors.map((error) => (error instanceof GraphQLError ? format(error.toJSON(), error) : error));
-  const refusal = (errors: readonly GraphQLError[], status: number) => [JSON.stringify({ errors: formatErrors(errors) }), { status, statusText: 'Bad Request', headers: { 'content-type': 'application/json; charset=utf-8' } }] as const;
 
   const handler = createHandler<Raw, undefined, { headers: Headers; authenticated?: Authenticated | undefined }>({
     schema,
@@ -72,7 +71,10 @@ export function createSseTransport({ schema, runner, rules = [], maxBodyBytes, f
     authenticate: () => null as unknown as string,
     onSubscribe(req, params) {
       const prepared = prepare(params);
-      if ('errors' in prepared) return refusal(prepared.errors, 400);
+      // As graphql-sse's protocol has it, a request's GraphQL errors (syntax, validation, variables)
+      // are the stream's one result, so a client sees them rather than a bare 400; `data` is absent
+      // on the wire, as for any request error (graphql-sse needs the key to take it as a result).
+      if ('errors' in prepared) return { data: undefined, errors: prepared.errors };
       return { schema, ...prepared, contextValue: { headers: req.raw.req.headers, authenticated: authenticatedOf(req.raw.req) } };
     },
     // `onSubscribe` has validated already.
