@@ -16,17 +16,16 @@ import { ATTACKS, type AttackTarget } from './attacks.ts';
  * - `SOAK_EVENT_EVERY_MS`: one bonus given in the emulator (a webhook) this often. @default 1000
  * - `SOAK_SUBSCRIBERS`: graphql-ws subscribers held open all along. @default 20
  */
-const env = process.env;
-const number = (name: string, fallback: number) => {
+const number = (env: NodeJS.ProcessEnv, name: string, fallback: number) => {
   const value = env[name] === undefined || env[name] === '' ? fallback : Number(env[name]);
   if (!Number.isFinite(value) || value <= 0) throw new Error(`${name} must be a positive number; got "${env[name]}"`);
   return value;
 };
-const durationMs = number('SOAK_DURATION_MS', 600_000);
-const queriesPerSecond = number('SOAK_QUERIES_PER_SECOND', 20);
-const attackEveryMs = number('SOAK_ATTACK_EVERY_MS', 3000);
-const eventEveryMs = number('SOAK_EVENT_EVERY_MS', 1000);
-const subscriberCount = number('SOAK_SUBSCRIBERS', 20);
+const durationMs = number(process.env, 'SOAK_DURATION_MS', 600_000);
+const queriesPerSecond = number(process.env, 'SOAK_QUERIES_PER_SECOND', 20);
+const attackEveryMs = number(process.env, 'SOAK_ATTACK_EVERY_MS', 3000);
+const eventEveryMs = number(process.env, 'SOAK_EVENT_EVERY_MS', 1000);
+const subscriberCount = number(process.env, 'SOAK_SUBSCRIBERS', 20);
 /** Memory is read once the processes have warmed up, and again at the end: the figure that must stay flat. */
 const WARMUP_MS = Math.min(30_000, durationMs / 5);
 const FLAT_WITHIN = 0.1;
