@@ -2,6 +2,7 @@ import type { CodegenConfig } from '@graphql-codegen/cli';
 import { recognitionCodegen } from './subgraphs/recognition/codegen.config.ts';
 import { marketplaceCodegen } from './subgraphs/marketplace/codegen.config.ts';
 import { dashboardsCodegen } from './subgraphs/dashboards/codegen.config.ts';
+import { messagingCodegen } from './subgraphs/messaging/codegen.config.ts';
 
 interface SubgraphCodegen {
   schema: string;
@@ -12,7 +13,7 @@ interface SubgraphCodegen {
   scalars?: Record<string, string>;
 }
 
-const subgraphs: SubgraphCodegen[] = [recognitionCodegen, marketplaceCodegen, dashboardsCodegen];
+const subgraphs: SubgraphCodegen[] = [recognitionCodegen, marketplaceCodegen, dashboardsCodegen, messagingCodegen];
 
 /** Resolver types for every subgraph, with federation types and mappers to each client's DTOs. */
 const config: CodegenConfig = {

@@ -42,6 +42,8 @@ export interface GatewayConfig {
   subscriptionLimits: SubscriptionLimits;
   /** A graceful stop on SIGTERM: how long `/ready` fails before new connections are refused, and how long requests then get. */
   shutdown: { delayMs: number; graceMs: number };
+  /** One structured log line per operation. */
+  accessLog: boolean;
   /** Token buckets per caller and per client address (off unless a rate is set). */
   rateLimits: RateLimitSettings;
   /** The graph's own OAuth 2.0 (off by default). */
@@ -120,6 +122,7 @@ export function readGatewayConfig(env: Env, overrides: Partial<GatewayConfig> = 
       delayMs: readInt(env, 'GATEWAY_DRAIN_DELAY_MS', 5000, { min: 0, max: 120_000 }),
       graceMs: readInt(env, 'GATEWAY_SHUTDOWN_GRACE_MS', 25_000, { min: 0, max: 600_000 }),
     },
+    accessLog: readBoolean(env, 'ACCESS_LOG', true),
     // A rate of 0 is off; a burst is twice the rate unless set.
     rateLimits: {
       caller: { perSecond: callerRate, burst: readInt(env, 'RATE_LIMIT_CALLER_BURST', Math.max(1, 2 * callerRate), { min: 1, max: 10_000_000 }) },

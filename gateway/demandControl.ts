@@ -249,11 +249,14 @@ export interface CallLedger {
   reserve(subgraph: string): number;
   /** Gives back what a request did not spend: `used` as reported, or everything reserved when unknown. */
   settle(subgraph: string, reserved: number, used: number | undefined): void;
+  /** Upstream calls spent so far, as the subgraphs reported them (all that was reserved where one did not say). */
+  readonly spent: number;
 }
 
 export function createCallLedger(budget: number, { calls, bySubgraph }: Estimate): CallLedger {
   const shares = new Map<string, number>();
   let pool = budget;
+  let spent = 0;
   if (calls > 0) {
     for (const [subgraph, estimated] of bySubgraph) {
       if (!subgraph) continue;
@@ -275,8 +278,12 @@ export function createCallLedger(budget: number, { calls, bySubgraph }: Estimate
     },
     settle(subgraph, reserved, used) {
       const back = used === undefined || !Number.isFinite(used) ? 0 : Math.max(0, reserved - used);
+      spent += reserved - back;
       if (shares.has(subgraph)) shares.set(subgraph, shares.get(subgraph)! + back);
       else pool += back;
+    },
+    get spent() {
+      return spent;
     },
   };
 }

@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto';
 import type { ServerResponse } from 'node:http';
 import type { DocumentNode, GraphQLSchema, OperationDefinitionNode } from 'graphql';
 import type { FetchNode } from '@apollo/query-planner';
@@ -5,6 +6,7 @@ import { createRepeatOperations } from '../lib/repeatOperations.ts';
 import type { SubgraphAnswer } from './fetcher.ts';
 import type { OperationMetrics } from './metricsPlugin.ts';
 import type { DemandControl } from './demandControl.ts';
+import type { AccessLog } from './accessLog.ts';
 import type { SubgraphDataSource, SubgraphRequest } from './subgraphDataSource.ts';
 import type { GatewayContext, Prefetched } from './context.ts';
 
@@ -27,6 +29,8 @@ export interface PassThroughOptions {
   metrics: OperationMetrics;
   /** The same upstream call budget as Apollo Server's path applies. */
   demand: DemandControl;
+  /** The same access log as Apollo Server's path writes. */
+  accessLog?: AccessLog | undefined;
   /** Distinct operations remembered. @default 2000 */
   cacheSize?: number;
 }
@@ -72,13 +76,15 @@ function passesAsItIs(answer: SubgraphAnswer): boolean {
  * subgraph out of reach, is handed to Apollo as already fetched: errors are formatted in one place
  * and the subgraph is never called twice.
  */
-export function createPassThrough({ schema, dataSources, metrics, demand, cacheSize = 2000 }: PassThroughOptions): PassThrough {
-  const repeats = createRepeatOperations<{ fetch: FetchNode; operation: OperationDefinitionNode; document: DocumentNode; source: SubgraphDataSource }>(schema, cacheSize);
+export function createPassThrough({ schema, dataSources, metrics, demand, accessLog, cacheSize = 2000 }: PassThroughOptions): PassThrough {
+  const repeats = createRepeatOperations<{ fetch: FetchNode; operation: OperationDefinitionNode; document: DocumentNode; source: SubgraphDataSource; documentHash: string }>(schema, cacheSize);
 
   return {
     remember(query, operationName, fetch, operation, document) {
       const source = dataSources.get(fetch.serviceName);
-      if (source) repeats.remember(query, operationName, { fetch, operation, document, source });
+      // Hashed once here, as Apollo names the document, so a repeat's access log line costs no hashing.
+      const documentHash = createHash('sha256').update(query).digest('hex');
+      if (source) repeats.remember(query, operationName, { fetch, operation, document, source, documentHash });
     },
 
     async serve(body, context, accept, res) {
@@ -100,7 +106,9 @@ export function createPassThrough({ schema, dataSources, metrics, demand, cacheS
       if (!passesAsItIs(answer)) return { served: false, prefetched: { serviceName, outcome: { answer } } };
       res.writeHead(200, { 'content-type': repeat.contentType, 'cache-control': 'no-store', 'content-length': answer.bytes.length });
       res.end(answer.bytes);
-      metrics.observe(prepared.operation.operation, true, (performance.now() - started) / 1000, true);
+      const seconds = (performance.now() - started) / 1000;
+      metrics.observe(prepared.operation.operation, true, seconds, true);
+      accessLog?.record(context, { type: prepared.operation.operation, operation: prepared.operation.name?.value, documentHash: prepared.documentHash, durationMs: seconds * 1000, status: 200, errorCodes: [], path: 'pass-through' });
       return { served: true };
     },
   };

@@ -33,6 +33,7 @@ import { AuthFailure, createAuthenticator, type Authenticated } from './auth/aut
 import { createFieldAccess, withFieldAccess } from './auth/access.ts';
 import { readAccessRequirements, withoutAccessDirectives } from './auth/requirements.ts';
 import { createRateLimiter, rateLimitedError } from './rateLimit.ts';
+import { accessLogPlugin, createAccessLog } from './accessLog.ts';
 
 /** Sandbox's page is public: it asks for nothing but the page, and carries the token box itself. */
 const isLandingPage = (req: http.IncomingMessage) => req.method === 'GET' && String(req.headers.accept ?? '').includes('text/html') && !req.url?.includes('query=');
@@ -84,6 +85,7 @@ export async function startGateway(config: GatewayConfig, logger: Logger): Promi
     ...(config.explorer.authorizeUrl ? { authorization_endpoint: config.explorer.authorizeUrl } : {}),
   });
   const limiter = createRateLimiter(config.rateLimits);
+  const accessLog = createAccessLog(logger.child({ component: 'access' }), config.accessLog);
   const access = authenticator.enabled ? createFieldAccess({ schema: planner.graphqlApiSchema, requirements: readAccessRequirements(supergraphSdl) }) : undefined;
   // The outcome of authenticating an HTTP request, for the context Apollo builds from it later.
   const authenticated = new WeakMap<http.IncomingMessage, Authenticated>();
@@ -93,7 +95,7 @@ export async function startGateway(config: GatewayConfig, logger: Logger): Promi
   const demand = createDemandControl({ schema: planner.graphqlApiSchema, costs: readCostTable(supergraphSdl), ...config.demand });
   const operationMetrics = createOperationMetrics(metrics.registry);
   const { singleFetch, passThrough: passingThrough } = config.fastPaths;
-  const passThrough = singleFetch && passingThrough ? createPassThrough({ schema: planner.graphqlApiSchema, dataSources, metrics: operationMetrics, demand }) : undefined;
+  const passThrough = singleFetch && passingThrough ? createPassThrough({ schema: planner.graphqlApiSchema, dataSources, metrics: operationMetrics, demand, accessLog }) : undefined;
   const apollo = new ApolloServer<GatewayContext>({
     gateway: (() => {
       const shortcut = singleFetch ? withDirectFetches(gateway, { planner, dataSources, passThrough }) : gateway;
@@ -112,6 +114,7 @@ export async function startGateway(config: GatewayConfig, logger: Logger): Promi
           })
         : ApolloServerPluginLandingPageDisabled(),
       metricsPlugin<GatewayContext>(operationMetrics),
+      accessLogPlugin(accessLog),
       demandControlPlugin(demand),
     ],
   });

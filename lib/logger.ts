@@ -24,6 +24,9 @@ const REDACT_PATHS = [
   ...ALL_CREDENTIAL_HEADERS.map((header) => `*.headers["${header}"]`),
   // The dashboards service's own header, which its client sends upstream.
   '*.headers["service-token"]',
+  // What the messaging service's login answers and is sent.
+  'apiKey',
+  'password',
   'token',
   'accessToken',
   'secret',

@@ -56,6 +56,20 @@ function toIsoInstant(value: unknown): string {
   return date.toISOString();
 }
 
+/**
+ * An upstream's instant as the canonical ISO 8601 text `DateTime` serialises without complaint, or
+ * null when it is not one. For data kept for later (events): a bad field is dropped on the way in,
+ * so no reader gets an error for it afterwards.
+ */
+export function instantOrNull(value: unknown): string | null {
+  if (value === null || value === undefined || value === '') return null;
+  try {
+    return toIsoInstant(value);
+  } catch {
+    return null;
+  }
+}
+
 /** Upstreams send instants in several shapes; clients always get ISO 8601 in UTC. */
 export const DateTimeScalar = new GraphQLScalarType({
   name: 'DateTime',

@@ -10,7 +10,6 @@ import { readBoolean, readInt, readPort, readUrl, type Env } from './config.ts';
  * entry, so an entry needs `schema/<name>.graphql` the day it is added. Ports taken by the
  * services on their way, to be added here with their code:
  *
- *   messaging:    defineService({ name: 'messaging', subgraphPort: 4004, emulatorPort: 4104, credentialHeaders: { token: 'x-messaging-token' } })
  *   imports:      defineService({ name: 'imports', subgraphPort: 4005, emulatorPort: 4105, credentialHeaders: { apiKey: 'x-imports-apikey' } })
  *   gatewayAdmin: defineService({ name: 'gatewayAdmin', subgraphPort: 4006, emulatorPort: 4106, credentialHeaders: {} })
  *                 (its upstream URL setting is GATEWAY_ADMIN_API_URL, as the convention below gives)
@@ -41,6 +40,8 @@ export interface ServiceEntry<Headers extends Readonly<Record<string, string>> =
     subgraphUrl: string;
     /** The subgraph's deadline for one upstream call, in milliseconds. */
     timeout: string;
+    /** The longest upstream answer body the subgraph reads, in bytes. */
+    maxResponseBytes: string;
   };
 }
 
@@ -57,6 +58,7 @@ function defineService<const Headers extends Readonly<Record<string, string>>>(d
       emulatorPort: `${prefix}_EMULATOR_PORT`,
       subgraphUrl: `${prefix}_SUBGRAPH_URL`,
       timeout: `${prefix}_TIMEOUT_MS`,
+      maxResponseBytes: `${prefix}_MAX_RESPONSE_BYTES`,
     },
   };
 }
@@ -70,6 +72,7 @@ export const SERVICE_ENTRY = {
     credentialHeaders: { email: 'x-marketplace-email', apiKey: 'x-marketplace-api-key', accountKey: 'x-marketplace-account-key', userToken: 'x-marketplace-user-token' },
   }),
   dashboards: defineService({ name: 'dashboards', subgraphPort: 4003, emulatorPort: 4103, credentialHeaders: { token: 'x-dashboards-token' } }),
+  messaging: defineService({ name: 'messaging', subgraphPort: 4004, emulatorPort: 4104, credentialHeaders: { token: 'x-messaging-token' } }),
 };
 
 /** Every service, in composition order. */

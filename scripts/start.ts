@@ -1,6 +1,7 @@
 import { runMain } from '../lib/config.ts';
 import { createLogger } from '../lib/logger.ts';
 import { startStack } from '../stack/startStack.ts';
+import { DEMO_STORE_ID as MESSAGING_DEMO_STORE } from '../emulators/messaging/data.ts';
 import { DEMO_PARTNER, DEMO_READER } from '../emulators/authorization-server/emulator.ts';
 
 /** `npm start`: the whole graph on emulated upstreams with demo credentials. */
@@ -33,6 +34,10 @@ runMain(async () => {
     ...stack.services
       .filter((service) => service.name === 'recognition' && service.emulatorUrl)
       .map((service) => `  then give a bonus:  curl -s -X POST ${service.emulatorUrl}/__emulator/bonuses -H 'content-type: application/json' -d '{"hashtag":"#shipit"}'`),
+    `  subscription { subscriberStatusChanged(filter: { storeId: "${MESSAGING_DEMO_STORE}" }) { succeeded mobileId subscriberStatus } }`,
+    ...stack.services
+      .filter((service) => service.name === 'messaging' && service.emulatorUrl)
+      .map((service) => `  then reply YES from a handset:  curl -s -X POST ${service.emulatorUrl}/__emulator/inbound -H 'content-type: application/json' -d '{"from":"+15550000003","body":"YES"}'`),
     '',
   ];
   if (stack.authorizationServerUrl) {

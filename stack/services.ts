@@ -16,6 +16,11 @@ import { createDashboardsEmulator } from '../emulators/dashboards/emulator.ts';
 import { DEMO_TOKEN as DASHBOARDS_DEMO_TOKEN } from '../emulators/dashboards/data.ts';
 import { readDashboardsConfig } from '../subgraphs/dashboards/config.ts';
 import { createDashboardsSubgraph } from '../subgraphs/dashboards/server.ts';
+import { createMessagingEmulator, readMessagingEmulatorOptions } from '../emulators/messaging/emulator.ts';
+import { DEMO_STORE_ID as MESSAGING_DEMO_STORE, DEMO_TOKEN as MESSAGING_DEMO_TOKEN } from '../emulators/messaging/data.ts';
+import { pointStoreCallbacks } from '../emulators/messaging/control.ts';
+import { readMessagingConfig } from '../subgraphs/messaging/config.ts';
+import { callbackUrls, createMessagingSubgraph } from '../subgraphs/messaging/server.ts';
 
 export interface SubgraphStartOptions {
   /** The upstream's base URL (the spec's `{base_url}`). */
@@ -73,6 +78,20 @@ export const SERVICES: readonly ServiceModule[] = [
     startSubgraph: ({ apiUrl, port, host, logger, env }) => {
       const config = readDashboardsConfig(env, { apiUrl, port, host });
       return startSubgraph(createDashboardsSubgraph(config, logger), config);
+    },
+  },
+  {
+    ...SERVICE_ENTRY.messaging,
+    demoHeaders: { [SERVICE_ENTRY.messaging.credentialHeaders.token]: MESSAGING_DEMO_TOKEN },
+    // The emulator's demo store posts its callbacks to the subgraph: a text sent there reaches Sandbox with no manual step.
+    emulatedEnv: { MESSAGING_EMULATOR_CALLBACK_STORE: MESSAGING_DEMO_STORE },
+    startEmulator: (port, host, env) => startEmulator(createMessagingEmulator(readMessagingEmulatorOptions(env)), port, host),
+    startSubgraph: async ({ apiUrl, port, host, logger, env }) => {
+      const config = readMessagingConfig(env, { apiUrl, port, host });
+      const started = await startSubgraph(await createMessagingSubgraph(config, logger), config);
+      const store = env.MESSAGING_EMULATOR_CALLBACK_STORE;
+      if (store) await pointStoreCallbacks(apiUrl, store, callbackUrls(started.url, config.callbackSecret));
+      return started;
     },
   },
 ];

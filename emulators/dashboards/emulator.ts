@@ -49,6 +49,24 @@ function createProblems() {
 type Problems = ReturnType<typeof createProblems>;
 
 const ok = (results: unknown): Reply => ({ status: 200, body: { results: [results] } });
+
+/**
+ * How the real service answers where it deviates from the spec (sources in
+ * docs/services/dashboards.md): every success is the full list envelope, `totalCount` and
+ * `currentPage` included "even for single result responses"; an error's `code` is text such as
+ * `"400.001"` and its field errors are under `errors`, not `fields`.
+ */
+function toRealDialect(reply: Reply): Reply {
+  const body = reply.body as Record<string, unknown> | undefined;
+  if (!body || typeof body !== 'object' || Array.isArray(body)) return reply;
+  if (reply.status >= 400) {
+    if (!('code' in body)) return reply;
+    const { fields, code, ...rest } = body;
+    return { ...reply, body: { ...rest, code: `${String(code)}.001`, errors: Array.isArray(fields) && fields.length ? fields : null } };
+  }
+  if (Array.isArray(body.results) && !('totalCount' in body)) return { ...reply, body: { ...body, totalCount: body.results.length, currentPage: 0 } };
+  return reply;
+}
 const objectBody = (request: RouteRequest): Record<string, unknown> => {
   const body = jsonBody(request);
   return body && typeof body === 'object' && !Array.isArray(body) ? (body as Record<string, unknown>) : {};
@@ -365,6 +383,7 @@ export function createDashboardsEmulator(): DashboardsEmulator {
     name: 'dashboards',
     routes,
     controls,
+    realDialect: toRealDialect,
     reset: () => {
       state = seedDashboards();
     },

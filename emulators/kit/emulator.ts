@@ -1,7 +1,7 @@
 import http, { type IncomingMessage, type ServerResponse } from 'node:http';
 import { listen, readBody, requestUrl, sendJson, PayloadTooLargeError, type Started } from '../../lib/http.ts';
 import { redactQuery } from '../../lib/redact.ts';
-import { compileRoutes, matchRoute, type Reply, type Route } from './router.ts';
+import { compileRoutes, matchRoute, type Reply, type Route, type RouteRequest } from './router.ts';
 import { jsonBody } from './bodies.ts';
 
 /** One line of the request log: enough to prove batching and header routing, never a secret. */
@@ -57,7 +57,16 @@ export interface EmulatorDefinition {
   clock?: EmulatorClock;
   /** Stops background work (pending webhook deliveries) when the emulator closes. */
   dispose?(): void;
+  /**
+   * The real service's dialect: rewrites a handler's reply the way the real service answers where
+   * it deviates from the spec (envelopes, body shapes, error bodies). Off until
+   * `POST /__emulator/dialect {"real": true}`; a reset restores the spec's dialect.
+   */
+  realDialect?(reply: Reply, request: RouteRequest): Reply;
 }
+
+/** Which dialect an emulator answers in. */
+export type Dialect = 'spec' | 'real';
 
 export interface Emulator {
   server: http.Server;
@@ -134,6 +143,7 @@ function createEmulator(definition: EmulatorDefinition): Emulator {
   const routes = compileRoutes(definition.routes);
   const log = createRequestLog(MAX_LOGGED);
   let faults: Fault[] = [];
+  let dialect: Dialect = 'spec';
 
   const controlRoutes = compileRoutes([
     {
@@ -143,6 +153,7 @@ function createEmulator(definition: EmulatorDefinition): Emulator {
         log.clear();
         faults = [];
         clock.reset();
+        dialect = 'spec';
         definition.reset();
         return { status: 200, body: { reset: true } };
       },
@@ -194,6 +205,18 @@ function createEmulator(definition: EmulatorDefinition): Emulator {
         if (typeof body?.advanceMs !== 'number') return { status: 400, body: { message: 'expected {"advanceMs": number}' } };
         clock.advance(body.advanceMs);
         return { status: 200, body: { now: new Date(clock.now()).toISOString() } };
+      },
+    },
+    { method: 'GET', path: '/__emulator/dialect', handler: () => ({ status: 200, body: { dialect, real: dialect === 'real' } }) },
+    {
+      method: 'POST',
+      path: '/__emulator/dialect',
+      handler: (request) => {
+        const body = jsonBody(request) as { real?: unknown } | undefined;
+        if (typeof body?.real !== 'boolean') return { status: 400, body: { message: 'expected {"real": true|false}' } };
+        if (body.real && !definition.realDialect) return { status: 501, body: { message: `the ${definition.name} emulator speaks only its spec's dialect` } };
+        dialect = body.real ? 'real' : 'spec';
+        return { status: 200, body: { dialect, real: body.real } };
       },
     },
     ...(definition.controls ?? []),
@@ -268,11 +291,13 @@ function createEmulator(definition: EmulatorDefinition): Emulator {
       sendJson(res, 405, { message: `${method} is not allowed on ${path}` }, { allow: match.allowed.join(', ') });
       return;
     }
-    const reply = await match.route.handler({ method, path, params: match.params, query: url.searchParams, headers: req.headers, body, raw: req, res });
-    if (reply === 'handled') {
+    const request: RouteRequest = { method, path, params: match.params, query: url.searchParams, headers: req.headers, body, raw: req, res };
+    const handled = await match.route.handler(request);
+    if (handled === 'handled') {
       entry.status = res.statusCode;
       return;
     }
+    const reply = dialect === 'real' && definition.realDialect ? definition.realDialect(handled, request) : handled;
     entry.status = reply.status;
     writeReply(res, reply);
   }

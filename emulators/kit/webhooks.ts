@@ -26,7 +26,18 @@ export interface WebhookDelivererOptions {
   retryMs?: number;
   /** @default 5000 */
   timeoutMs?: number;
+  /** How a body goes on the wire. @default JSON */
+  encode?: (body: unknown) => Promise<EncodedBody>;
+  /** @default 'recognition-webhooks/1.0' */
+  userAgent?: string;
 }
+
+export interface EncodedBody {
+  payload: string | Buffer;
+  contentType: string;
+}
+
+const asJson = async (body: unknown): Promise<EncodedBody> => ({ payload: JSON.stringify(body), contentType: 'application/json' });
 
 const maskTarget = (url: string) => url.replace(/\/[^/]+$/, '/…');
 
@@ -34,18 +45,18 @@ const maskTarget = (url: string) => url.replace(/\/[^/]+$/, '/…');
  * Posts events to webhook URLs as the real service would: JSON, in the background, retried with
  * backoff when the receiver fails or cannot be reached.
  */
-export function createWebhookDeliverer({ attempts = 5, retryMs = 500, timeoutMs = 5000 }: WebhookDelivererOptions = {}): WebhookDeliverer {
+export function createWebhookDeliverer({ attempts = 5, retryMs = 500, timeoutMs = 5000, encode = asJson, userAgent = 'recognition-webhooks/1.0' }: WebhookDelivererOptions = {}): WebhookDeliverer {
   const agent = new Agent({ keepAliveTimeout: 10_000 });
   let history: Delivery[] = [];
   const timers = new Set<NodeJS.Timeout>();
   // Retries of an attempt in flight during a reset must not come back to life.
   let generation = 0;
 
-  async function attempt(delivery: Delivery, url: string, body: string, born = generation): Promise<void> {
+  async function attempt(delivery: Delivery, url: string, body: EncodedBody, born = generation): Promise<void> {
     if (born !== generation) return;
     delivery.attempts += 1;
     try {
-      const response = await request(url, { method: 'POST', headers: { 'content-type': 'application/json', 'user-agent': 'recognition-webhooks/1.0' }, body, dispatcher: agent, headersTimeout: timeoutMs, bodyTimeout: timeoutMs });
+      const response = await request(url, { method: 'POST', headers: { 'content-type': body.contentType, 'user-agent': userAgent }, body: body.payload, dispatcher: agent, headersTimeout: timeoutMs, bodyTimeout: timeoutMs });
       await response.body.dump();
       delivery.lastStatus = response.statusCode;
       if (response.statusCode >= 200 && response.statusCode < 300) {
@@ -72,7 +83,12 @@ export function createWebhookDeliverer({ attempts = 5, retryMs = 500, timeoutMs 
       const delivery: Delivery = { id: event.id, webhookId: target.webhookId, type: event.type, target: maskTarget(target.url), attempts: 0, state: 'pending' };
       history.push(delivery);
       if (history.length > 10_000) history = history.slice(-10_000);
-      void attempt(delivery, target.url, JSON.stringify(event.body));
+      void encode(event.body).then(
+        (encoded) => attempt(delivery, target.url, encoded),
+        () => {
+          delivery.state = 'failed';
+        },
+      );
     },
     deliveries: () => history,
     reset() {

@@ -59,6 +59,41 @@ function presentProduct(product: EmulatedProduct) {
   return { ...product, variations: product.variations.map(presentVariation) };
 }
 
+/** What the real service adds to a product: its links to marketplaces (the emulator's platform code) and a removal flag. */
+function withRealProductFields(product: Record<string, unknown>): Record<string, unknown> {
+  return { ...product, removed: false, associations: [{ platform: 'ALPHA', status: product.status === 'enabled' ? 'linked' : 'unlinked' }] };
+}
+
+/**
+ * How the real service answers where it deviates from the spec (sources in
+ * docs/services/marketplace.md): every failure as `{error: "message"}`, products carrying
+ * `removed` and `associations`, and the product search without the `categories` array.
+ */
+function toRealDialect(reply: Reply, request: RouteRequest): Reply {
+  const body = record(reply.body);
+  if (!body) return reply;
+  if (reply.status >= 400) {
+    return Array.isArray(body.errors) && !('error' in body) ? { ...reply, body: { error: body.errors.map(String).join('; ') } } : reply;
+  }
+  if (request.method !== 'GET') return reply;
+  if (request.path === '/products' && Array.isArray(body.products)) {
+    return {
+      ...reply,
+      body: {
+        ...body,
+        products: body.products.map((product: unknown) => {
+          const fields = record(product);
+          if (!fields) return product;
+          const { categories: _dropped, ...rest } = fields;
+          return withRealProductFields(rest);
+        }),
+      },
+    };
+  }
+  if (request.path.startsWith('/products/')) return { ...reply, body: withRealProductFields(body) };
+  return reply;
+}
+
 function presentQuestion({ id, status, message, answer, name, sku, tags, created_on, customer }: EmulatedQuestion) {
   return { id, answered: status !== 'UNANSWERED', message, answer, name, sku, tags, created_on, customer };
 }
@@ -454,6 +489,7 @@ export function createMarketplaceEmulator({ marketplace = 'mkt', clock = createC
     clock,
     routes,
     controls,
+    realDialect: toRealDialect,
     reset: () => {
       state = seedMarketplace(clock.now());
     },

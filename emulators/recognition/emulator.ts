@@ -18,6 +18,24 @@ const NEW_TOKEN_HEADER = 'X-Recognition-Authentication-Token';
 const UNAUTHORIZED: Reply = { status: 401, body: { success: false, message: 'Bad or missing access token' } };
 const NOT_READY: Reply = { status: 449, body: { message: 'Analytics data is not ready yet. Please retry in 5 minutes.' } };
 
+const isRecord = (value: unknown): value is Record<string, unknown> => typeof value === 'object' && value !== null && !Array.isArray(value);
+
+/**
+ * How the real service answers where it deviates from the spec (sources in
+ * docs/services/recognition.md): answers wrapped in `{success: true, result}`, failures as
+ * `{success: false, message}`, and a catalogue group's rewards as a bare array, not `{items}`.
+ */
+function toRealDialect(reply: Reply, request: RouteRequest): Reply {
+  if (reply.body === undefined) return reply;
+  if (reply.status >= 400) return isRecord(reply.body) && !('success' in reply.body) ? { ...reply, body: { success: false, ...reply.body } } : reply;
+  if (isRecord(reply.body) && 'success' in reply.body) return reply;
+  let result = reply.body;
+  if (request.method === 'GET' && request.path === `${API}/rewards` && Array.isArray(result)) {
+    result = result.map((group: Record<string, unknown>) => ({ ...group, rewards: (group.rewards as { items: unknown[] }).items }));
+  }
+  return { ...reply, body: { success: true, result } };
+}
+
 interface Caller {
   key: EmulatedKey;
   user: EmulatedUser;
@@ -464,6 +482,7 @@ export function createRecognitionEmulator({ clock = createClock(), deliveryRetry
     dispose: () => {
       void deliverer.close();
     },
+    realDialect: toRealDialect,
     state: () => state,
   };
 }

@@ -1,7 +1,10 @@
+import { z } from 'zod';
 import { SERVICE_ENTRY } from '../../lib/services.ts';
 import { missingCredential, upstreamContractError } from '../kit/errors.ts';
-import { asArray, asBoolean, asNumber, asRecord, asText } from '../kit/envelopes.ts';
+import { asArray, asRecord, asText } from '../kit/envelopes.ts';
+import { bool, identifier, optNum, optText, parseAnswer, text } from '../kit/shapes.ts';
 import type { NumberedPage } from '../kit/connections.ts';
+import { restPath } from '../kit/paths.ts';
 import type { QueryValue, RestCall, RestResponse, RestTransport } from '../kit/transport.ts';
 
 /** The gateway header that carries a caller's dashboards service token. */
@@ -91,92 +94,102 @@ export interface PageRequest {
   pageSize: number;
 }
 
-/** A count the schema types as Int: a fractional value would fail the whole widget, so it reads as null. */
-const wholeNumber = (value: unknown): number | null => {
-  const parsed = asNumber(value);
-  return parsed !== null && Number.isInteger(parsed) ? parsed : null;
-};
-
 /** The base64 JSON the service reads `filters` as. */
 export function encodeFilters(filters: readonly EnvironmentFilterDto[]): string {
   return Buffer.from(JSON.stringify(filters.map(({ dimension, operator, value }) => ({ dimension, operator, value })))).toString('base64');
 }
 
-/** The items of a list envelope `{results, totalCount, currentPage}`, or of a bare array. */
-export function pageOf<T>(body: unknown, map: (raw: unknown) => T): NumberedPage<T> {
-  const items = asArray(Array.isArray(body) ? body : asRecord(body).results).map(map);
-  return { items, totalCount: asNumber(asRecord(body).totalCount) };
-}
+// The answers' declared shapes, built once (variants and their sources: docs/services/dashboards.md).
 
-/** The one resource of `{results: [X]}`; `results` holding the object itself, or the object bare, are read too. */
-function firstResult(body: unknown): unknown {
-  const results = asRecord(body).results;
-  return Array.isArray(results) ? results[0] : results ?? body;
-}
+/** A count the schema types as Int: a fractional value would fail the whole widget, so it reads as null. */
+const wholeNumber = optNum.transform((value) => (value !== null && Number.isInteger(value) ? value : null));
 
-/** The resource an answer holds, when it holds one with an id. */
-export function resultOf(body: unknown): Record<string, unknown> | undefined {
-  const found = asRecord(firstResult(body));
-  return found.id === undefined || found.id === null ? undefined : found;
-}
+const dashboardShape = z.object({ id: identifier, name: text, slug: text });
 
-function oneResult(response: RestResponse, what: string): Record<string, unknown> {
-  const found = resultOf(response.body);
-  if (!found) throw upstreamContractError(SERVICE, `the answer holds no ${what}`, response.status);
-  return found;
+const filterShape = z.object({ dimension: text, operator: text, value: text });
+
+const environmentShape = z
+  .object({ id: identifier, name: text, slug: text, default: bool, filters: z.array(filterShape).nullish() })
+  .transform(({ filters, ...environment }): EnvironmentDto => (filters ? { ...environment, filters } : environment));
+
+const widgetShape = z.object({
+  id: identifier,
+  title: optText,
+  reportId: optText,
+  reportSlug: optText,
+  environmentSlug: optText,
+  type: optText,
+  metric: optText,
+  interval: optText,
+  timeframe: optText,
+  size: optNum,
+  rowCount: wholeNumber,
+  primaryColor: optText,
+  sort: optText,
+});
+
+const statsShape = z.object({ avgReqPerSec: optNum, nbReq: optNum, rateLimitingRemaining: optNum, rateLimitingBase: optNum });
+
+/** A list: the envelope `{results, totalCount, currentPage}`, or a bare array. */
+function listShape<T>(item: z.ZodType<T>): z.ZodType<{ results: T[]; totalCount: number | null; currentPage: number | null }> {
+  return z.union([
+    z.object({ results: z.array(item), totalCount: optNum, currentPage: optNum }),
+    z.array(item).transform((results) => ({ results, totalCount: null, currentPage: null })),
+  ]);
 }
 
 /**
- * What a PUT answered: the service does not show it, so the resource is taken from the answer when
- * it is there, and read back otherwise.
+ * One resource: `{results: [X]}` as the spec shows (the real service adds `totalCount` and
+ * `currentPage`), `results` holding the object itself, or the object bare.
  */
-async function answeredOrReadBack<T>(response: RestResponse, map: (raw: unknown) => T, readBack: () => Promise<T | null>, what: string): Promise<T> {
-  const answered = resultOf(response.body);
-  if (answered) return map(answered);
-  const read = await readBack();
-  if (!read) throw upstreamContractError(SERVICE, `the ${what} was updated but cannot be read back`, response.status);
-  return read;
+function oneShape<T>(item: z.ZodType<T>): z.ZodType<T> {
+  return z.union([
+    z.object({ results: z.tuple([item], z.unknown()) }).transform((body): T => body.results[0] as T),
+    z.object({ results: item }).transform((body): T => body.results as T),
+    item,
+  ]);
 }
 
-export function toDashboard(raw: unknown): DashboardDto {
-  const dashboard = asRecord(raw);
-  return { id: String(dashboard.id), name: String(dashboard.name ?? ''), slug: String(dashboard.slug ?? '') };
+/** Every answer the client reads, by what it holds. */
+export const ANSWERS = {
+  dashboards: listShape(dashboardShape),
+  dashboard: oneShape(dashboardShape),
+  environments: listShape(environmentShape),
+  environment: oneShape(environmentShape),
+  widgets: listShape(widgetShape),
+  widget: oneShape(widgetShape),
+  values: listShape(text),
+  // Grouped dimensions are "not shown" beyond an object of categories: `toDimensionGroups` reads its variants.
+  grouped: z.union([
+    z.object({ results: z.union([z.array(z.unknown()), z.record(z.string(), z.unknown())]) }).transform((body) => body.results),
+    z.array(z.unknown()),
+  ]),
+  stats: oneShape(statsShape),
+};
+
+const read = <T>(schema: z.ZodType<T>, response: RestResponse, operation: string): T => parseAnswer(schema, response.body, { service: SERVICE, operation, status: response.status });
+
+function pageOf<T>(schema: z.ZodType<{ results: T[]; totalCount: number | null }>, response: RestResponse, operation: string): NumberedPage<T> {
+  const { results, totalCount } = read(schema, response, operation);
+  return { items: results, totalCount };
 }
 
-function toFilter(raw: unknown): EnvironmentFilterDto {
-  const filter = asRecord(raw);
-  return { dimension: String(filter.dimension ?? ''), operator: String(filter.operator ?? ''), value: String(filter.value ?? '') };
+/** Whether an answer holds the resource: a PUT's answer is not shown, a 2xx lookup may be empty. */
+export function holdsResource(body: unknown): boolean {
+  const results = asRecord(body).results;
+  const found = asRecord(Array.isArray(results) ? results[0] : (results ?? body));
+  return found.id !== undefined && found.id !== null;
 }
 
-export function toEnvironment(raw: unknown): EnvironmentDto {
-  const environment = asRecord(raw);
-  return {
-    id: String(environment.id),
-    name: String(environment.name ?? ''),
-    slug: String(environment.slug ?? ''),
-    default: asBoolean(environment.default) ?? false,
-    ...(Array.isArray(environment.filters) ? { filters: environment.filters.map(toFilter) } : {}),
-  };
-}
-
-function toWidget(raw: unknown, dashboardRef: string): WidgetDto {
-  const widget = asRecord(raw);
-  return {
-    id: String(widget.id),
-    dashboardRef,
-    title: asText(widget.title),
-    reportId: asText(widget.reportId),
-    reportSlug: asText(widget.reportSlug),
-    environmentSlug: asText(widget.environmentSlug),
-    type: asText(widget.type),
-    metric: asText(widget.metric),
-    interval: asText(widget.interval),
-    timeframe: asText(widget.timeframe),
-    size: asNumber(widget.size),
-    rowCount: wholeNumber(widget.rowCount),
-    primaryColor: asText(widget.primaryColor),
-    sort: asText(widget.sort),
-  };
+/**
+ * What a PUT answered: the service does not show it, so the resource is read from the answer when
+ * it holds one, and read back otherwise.
+ */
+async function answeredOrReadBack<T>(response: RestResponse, schema: z.ZodType<T>, readBack: () => Promise<T | null>, operation: string): Promise<T> {
+  if (holdsResource(response.body)) return read(schema, response, operation);
+  const found = await readBack();
+  if (!found) throw upstreamContractError(SERVICE, `${operation} updated the resource but it cannot be read back`, response.status);
+  return found;
 }
 
 function toDimension(raw: unknown): DimensionDto {
@@ -201,11 +214,6 @@ export function toDimensionGroups(results: unknown): DimensionGroupDto[] {
     category,
     dimensions: Array.isArray(dimensions) ? dimensions.map(toDimension) : Object.entries(asRecord(dimensions)).map(([name, type]) => ({ name, type: asText(type) })),
   }));
-}
-
-function toStats(raw: unknown): StatsDto {
-  const stats = asRecord(raw);
-  return { avgReqPerSec: asNumber(stats.avgReqPerSec), nbReq: asNumber(stats.nbReq), rateLimitingRemaining: asNumber(stats.rateLimitingRemaining), rateLimitingBase: asNumber(stats.rateLimitingBase) };
 }
 
 /** Only the fields the caller gave (GraphQL's null means "not given"): the service keeps the others as they are. */
@@ -238,7 +246,6 @@ export interface DashboardsClientOptions {
   onStats?: (stats: StatsDto) => void;
 }
 
-const segment = encodeURIComponent;
 const pageQuery = ({ page, pageSize }: PageRequest): Record<string, QueryValue> => ({ page, pageSize });
 
 /** Every endpoint of the dashboards service, called from here and nowhere else. The token travels as the `service-token` header. */
@@ -247,87 +254,84 @@ export function createDashboardsClient({ transport, token, onStats }: Dashboards
     if (!token) throw missingCredential(SERVICE, CREDENTIAL_HEADER);
     return { operation, method, path, ...extra, headers: { 'service-token': token }, secrets: [token] };
   }
-  const lookup = async (operation: string, path: string) => {
+  // A lookup's 404 is null; so is a 2xx that holds no resource (an empty `results`).
+  const lookup = async <T>(schema: z.ZodType<T>, operation: string, path: string): Promise<T | null> => {
     const response = await transport.lookup(call('GET', operation, path));
-    return response ? resultOf(response.body) ?? null : null;
+    return response && holdsResource(response.body) ? read(schema, response, operation) : null;
   };
 
   const client: DashboardsClient = {
     async listDashboards(page) {
       const response = await transport.request(call('GET', 'listDashboards', '/dashboards', { query: pageQuery(page) }));
-      return pageOf(response.body, toDashboard);
+      return pageOf(ANSWERS.dashboards, response, 'listDashboards');
     },
 
     async getDashboard(idOrSlug) {
-      const found = await lookup('getDashboard', `/dashboards/${segment(idOrSlug)}`);
-      return found ? toDashboard(found) : null;
+      return lookup(ANSWERS.dashboard, 'getDashboard', restPath('/dashboards/:id', { id: idOrSlug }));
     },
 
     async createDashboard({ name }) {
       const response = await transport.request(call('POST', 'createDashboard', '/dashboards', { body: { json: { name } } }));
-      return toDashboard(oneResult(response, 'dashboard'));
+      return read(ANSWERS.dashboard, response, 'createDashboard');
     },
 
     async renameDashboard(idOrSlug, name) {
-      const response = await transport.request(call('PUT', 'renameDashboard', `/dashboards/${segment(idOrSlug)}`, { body: { json: { name } } }));
-      return answeredOrReadBack(response, toDashboard, () => client.getDashboard(idOrSlug), 'dashboard');
+      const response = await transport.request(call('PUT', 'renameDashboard', restPath('/dashboards/:id', { id: idOrSlug }), { body: { json: { name } } }));
+      return answeredOrReadBack(response, ANSWERS.dashboard, () => client.getDashboard(idOrSlug), 'renameDashboard');
     },
 
     async listEnvironments(page) {
       const response = await transport.request(call('GET', 'listEnvironments', '/environments', { query: pageQuery(page) }));
-      return pageOf(response.body, toEnvironment);
+      return pageOf(ANSWERS.environments, response, 'listEnvironments');
     },
 
     async getEnvironment(idOrSlug) {
-      const found = await lookup('getEnvironment', `/environments/${segment(idOrSlug)}`);
-      return found ? toEnvironment(found) : null;
+      return lookup(ANSWERS.environment, 'getEnvironment', restPath('/environments/:id', { id: idOrSlug }));
     },
 
     async createEnvironment(input) {
       const response = await transport.request(call('POST', 'createEnvironment', '/environments', { body: { json: givenOnly(input) } }));
-      return toEnvironment(oneResult(response, 'environment'));
+      return read(ANSWERS.environment, response, 'createEnvironment');
     },
 
     async updateEnvironment(idOrSlug, input) {
-      const response = await transport.request(call('PUT', 'updateEnvironment', `/environments/${segment(idOrSlug)}`, { body: { json: givenOnly(input) } }));
-      return answeredOrReadBack(response, toEnvironment, () => client.getEnvironment(idOrSlug), 'environment');
+      const response = await transport.request(call('PUT', 'updateEnvironment', restPath('/environments/:id', { id: idOrSlug }), { body: { json: givenOnly(input) } }));
+      return answeredOrReadBack(response, ANSWERS.environment, () => client.getEnvironment(idOrSlug), 'updateEnvironment');
     },
 
     async listWidgets(dashboard, page) {
-      const response = await transport.lookup(call('GET', 'listWidgets', `/dashboards/${segment(dashboard)}/widgets`, { query: pageQuery(page) }));
-      return response ? pageOf(response.body, (raw) => toWidget(raw, dashboard)) : null;
+      const response = await transport.lookup(call('GET', 'listWidgets', restPath('/dashboards/:dashboardId/widgets', { dashboardId: dashboard }), { query: pageQuery(page) }));
+      if (!response) return null;
+      const { items, totalCount } = pageOf(ANSWERS.widgets, response, 'listWidgets');
+      return { items: items.map((widget) => ({ ...widget, dashboardRef: dashboard })), totalCount };
     },
 
     async getWidget(dashboard, widgetId) {
-      const found = await lookup('getWidget', `/dashboards/${segment(dashboard)}/widgets/${segment(widgetId)}`);
-      return found ? toWidget(found, dashboard) : null;
+      const found = await lookup(ANSWERS.widget, 'getWidget', restPath('/dashboards/:dashboardId/widgets/:id', { dashboardId: dashboard, id: widgetId }));
+      return found ? { ...found, dashboardRef: dashboard } : null;
     },
 
     async createWidget(dashboard, input) {
-      const response = await transport.request(call('POST', 'createWidget', `/dashboards/${segment(dashboard)}/widgets`, { body: { json: givenOnly(input) } }));
-      return toWidget(oneResult(response, 'widget'), dashboard);
+      const response = await transport.request(call('POST', 'createWidget', restPath('/dashboards/:dashboardId/widgets', { dashboardId: dashboard }), { body: { json: givenOnly(input) } }));
+      return { ...read(ANSWERS.widget, response, 'createWidget'), dashboardRef: dashboard };
     },
 
     async browseValues({ dimension, size, filters }) {
       const response = await transport.request(
         call('GET', 'browseValues', '/browse/values', { query: { dimension, size, filters: filters && filters.length ? encodeFilters(filters) : undefined } }),
       );
-      const body = asRecord(response.body);
-      return {
-        values: asArray(Array.isArray(response.body) ? response.body : body.results).map(String),
-        totalCount: asNumber(body.totalCount),
-        currentPage: asNumber(body.currentPage),
-      };
+      const { results, totalCount, currentPage } = read(ANSWERS.values, response, 'browseValues');
+      return { values: results, totalCount, currentPage };
     },
 
     async browseGrouped() {
       const response = await transport.request(call('GET', 'browseGrouped', '/browse/grouped'));
-      return toDimensionGroups(asRecord(response.body).results ?? response.body);
+      return toDimensionGroups(read(ANSWERS.grouped, response, 'browseGrouped'));
     },
 
     async getStats() {
       const response = await transport.request(call('GET', 'getStats', '/stats'));
-      const stats = toStats(firstResult(response.body));
+      const stats = read(ANSWERS.stats, response, 'getStats');
       onStats?.(stats);
       return stats;
     },

@@ -1,5 +1,6 @@
 import type { Env } from '../../lib/config.ts';
 import { SERVICE_ENTRY, readSubgraphBasics } from '../../lib/services.ts';
+import { readUpstreamLimits, type UpstreamLimits } from '../kit/upstream.ts';
 
 export interface DashboardsConfig {
   port: number;
@@ -7,6 +8,8 @@ export interface DashboardsConfig {
   /** The spec's `{base_url}`: the endpoints hang straight off it. */
   apiUrl: string;
   timeoutMs: number;
+  /** Caps on what one upstream answer may bring (`<NAME>_MAX_RESPONSE_BYTES`). */
+  upstreamLimits: UpstreamLimits;
   compiledExecution: boolean;
   /** Upstream calls one GraphQL request may make here, retries included (the gateway may lower it per request). */
   maxRequestUpstreamCalls: number;
@@ -14,5 +17,5 @@ export interface DashboardsConfig {
 
 export function readDashboardsConfig(env: Env, overrides: Partial<DashboardsConfig> = {}): DashboardsConfig {
   const basics = readSubgraphBasics(env, SERVICE_ENTRY.dashboards, overrides.apiUrl);
-  return { ...basics, ...overrides, apiUrl: basics.apiUrl };
+  return { ...basics, upstreamLimits: readUpstreamLimits(env, SERVICE_ENTRY.dashboards), ...overrides, apiUrl: basics.apiUrl };
 }

@@ -16,6 +16,18 @@ export class AnswerBrokeOff extends Error {
   }
 }
 
+/** The answer is longer than the service's cap: it was cut off there, never buffered past it. */
+export class AnswerTooLarge extends Error {
+  constructor(
+    readonly maxBytes: number,
+    /** The upstream's HTTP status. */
+    readonly status: number,
+  ) {
+    super(`the answer is larger than ${maxBytes} bytes`);
+    this.name = 'AnswerTooLarge';
+  }
+}
+
 /** Calls `cancel` if the call's deadline passes first; the returned function stops watching. */
 export type WatchDeadline = (cancel: (reason: Error) => void) => () => void;
 
@@ -46,7 +58,16 @@ class BufferingHandler implements Dispatcher.DispatchHandler {
   constructor(
     private readonly resolve: (answer: BufferedAnswer) => void,
     private readonly reject: (error: unknown) => void,
+    private readonly maxBytes: number,
   ) {}
+
+  /** Gives up on an answer past the cap: the request is aborted, the bytes so far let go. */
+  private refuseTooLarge(controller: Dispatcher.DispatchController): void {
+    const error = new AnswerTooLarge(this.maxBytes, this.status);
+    this.chunks.length = 0;
+    this.fail(error, false);
+    controller.abort(error);
+  }
 
   /** The deadline passed: abort the request, or, still queued for a socket, give up on it now and abort it when it gets one. */
   cancel(reason: Error): void {
@@ -57,11 +78,11 @@ class BufferingHandler implements Dispatcher.DispatchHandler {
     }
   }
 
-  fail(error: unknown): void {
+  fail(error: unknown, brokeOff = this.status !== 0): void {
     if (this.settled) return;
     this.settled = true;
     this.unwatch();
-    this.reject(this.status ? new AnswerBrokeOff(error) : error);
+    this.reject(brokeOff ? new AnswerBrokeOff(error) : error);
   }
 
   onRequestStart(controller: Dispatcher.DispatchController): void {
@@ -69,23 +90,34 @@ class BufferingHandler implements Dispatcher.DispatchHandler {
     if (this.cancelled) controller.abort(this.cancelled);
   }
 
-  onResponseStart(_controller: Dispatcher.DispatchController, statusCode: number, headers: BufferedAnswer['headers']): void {
+  onResponseStart(controller: Dispatcher.DispatchController, statusCode: number, headers: BufferedAnswer['headers']): void {
     // 1xx informational answers come before the real one.
     if (statusCode < 200) return;
     this.status = statusCode;
     this.headers = headers;
+    // A declared length past the cap is refused before a byte of the body is read.
+    if (Number(headers['content-length']) > this.maxBytes) this.refuseTooLarge(controller);
   }
 
-  onResponseData(_controller: Dispatcher.DispatchController, chunk: Buffer): void {
+  onResponseData(controller: Dispatcher.DispatchController, chunk: Buffer): void {
+    if (this.settled) return;
+    if (this.length + chunk.length > this.maxBytes) return this.refuseTooLarge(controller);
     this.chunks.push(chunk);
     this.length += chunk.length;
   }
 
   onResponseEnd(): void {
     if (this.settled) return;
+    let text: string;
+    try {
+      text = this.length === 0 ? '' : decode(this.chunks, this.length);
+    } catch (error) {
+      // Past V8's longest string, decoding throws: without this the call would never settle.
+      return this.fail(error);
+    }
     this.settled = true;
     this.unwatch();
-    this.resolve({ status: this.status, headers: this.headers, text: this.length === 0 ? '' : decode(this.chunks, this.length) });
+    this.resolve({ status: this.status, headers: this.headers, text });
   }
 
   onResponseError(_controller: Dispatcher.DispatchController, error: Error): void {
@@ -101,10 +133,11 @@ class BufferingHandler implements Dispatcher.DispatchHandler {
  *
  * The deadline cancels the call wherever it is: still queued for a socket (the promise rejects at
  * once and the request is aborted when it reaches one), waiting for headers, or reading the body.
+ * An answer longer than `maxBytes` (declared or counted) is aborted there with `AnswerTooLarge`.
  */
-export function exchangeBuffered(dispatcher: Dispatcher, options: Dispatcher.DispatchOptions, watch: WatchDeadline): Promise<BufferedAnswer> {
+export function exchangeBuffered(dispatcher: Dispatcher, options: Dispatcher.DispatchOptions, watch: WatchDeadline, maxBytes: number): Promise<BufferedAnswer> {
   return new Promise((resolve, reject) => {
-    const handler = new BufferingHandler(resolve, reject);
+    const handler = new BufferingHandler(resolve, reject, maxBytes);
     handler.unwatch = watch((reason) => handler.cancel(reason));
     if (handler.settled) return;
     try {

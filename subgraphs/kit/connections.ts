@@ -1,5 +1,5 @@
 import { badUserInput } from './errors.ts';
-import { decodeCursor, encodeCursor } from './cursors.ts';
+import { decodeCursor, encodeCursor, type CursorSigner } from './cursors.ts';
 
 /**
  * Relay-style connections over the upstreams' pagination styles. Every subgraph declares the same
@@ -89,6 +89,8 @@ export interface ForwardListOptions<T> {
   fetchPage(token: string | null): Promise<ForwardPage<T>>;
   /** Upstream pages one call may read to fill `first`. @default 10 */
   maxPages?: number;
+  /** Signs the cursors: they carry upstream tokens, which go back upstream as they are. */
+  signer: CursorSigner;
 }
 
 interface ForwardPosition {
@@ -98,8 +100,8 @@ interface ForwardPosition {
   s: number;
 }
 
-function forwardPosition(after: string, kind: string, filters: Record<string, string | null>): ForwardPosition {
-  const cursor = decodeCursor<{ t: unknown; s: unknown; f: unknown }>(after, kind);
+function forwardPosition(after: string, kind: string, filters: Record<string, string | null>, signer: CursorSigner): ForwardPosition {
+  const cursor = signer.open<{ t: unknown; s: unknown; f: unknown }>(after, kind);
   const seen = cursor.f && typeof cursor.f === 'object' ? (cursor.f as Record<string, unknown>) : undefined;
   if ((cursor.t !== null && typeof cursor.t !== 'string') || typeof cursor.s !== 'number' || !Number.isInteger(cursor.s) || cursor.s < 0 || !seen) {
     throw badUserInput('after', 'is not a cursor this graph issued for this list');
@@ -117,14 +119,15 @@ function forwardPosition(after: string, kind: string, filters: Record<string, st
  * A connection over an upstream that pages forward only. Each edge's cursor holds the upstream
  * token of its page, its place in that page and the filters; the last edge of a page points
  * straight at the next page, so a client paging with the upstream's page size costs one call per page.
- * The caller vets tokens before they get here: they must hold no credential.
+ * The caller vets tokens before they get here: they must hold no credential. The cursors are
+ * signed: a client cannot edit the token (a forged page size or filter would reach the upstream).
  */
 export async function forwardConnection<T>(kind: string, args: { first?: number | null; after?: string | null }, options: ForwardListOptions<T>): Promise<Connection<T>> {
-  const { filters, fetchPage, maxPages = 10 } = options;
+  const { filters, fetchPage, maxPages = 10, signer } = options;
   const limit = pageSize(args.first, options);
-  let position: ForwardPosition = args.after ? forwardPosition(args.after, kind, filters) : { t: null, s: 0 };
+  let position: ForwardPosition = args.after ? forwardPosition(args.after, kind, filters, signer) : { t: null, s: 0 };
   const edges: Edge<T>[] = [];
-  const cursorAt = (at: ForwardPosition) => encodeCursor(kind, { ...at, f: filters });
+  const cursorAt = (at: ForwardPosition) => signer.sign(kind, { ...at, f: filters });
   let hasNextPage = false;
   for (let pages = 1; ; pages += 1) {
     const token = position.t;
@@ -162,6 +165,11 @@ export interface NumberedListOptions<T> {
   maxSize: number;
   /** The number of the upstream's first page. */
   firstPage: 0 | 1;
+  /**
+   * The upstream's page size when it is fixed (the messaging service's 100): a window then spans one
+   * page, or two when it is not aligned. @default the window's own size
+   */
+  fixedPageSize?: number;
   fetchPage(page: number, pageSize: number): Promise<NumberedPage<T>>;
 }
 
@@ -177,7 +185,7 @@ export async function pageNumberedConnection<T>(
 ): Promise<Connection<T> & { totalCount: number | null }> {
   const { firstPage, fetchPage } = options;
   const window = offsetWindow(kind, args, options);
-  const size = window.limit;
+  const size = options.fixedPageSize ?? window.limit;
   const pages = pagesCovering(window, size, firstPage);
   const fetched = await Promise.all(pages.map((page) => fetchPage(page, size)));
   const start = window.offset - (pages[0]! - firstPage) * size;

@@ -1,8 +1,11 @@
+import { createHmac, timingSafeEqual } from 'node:crypto';
 import { badUserInput } from './errors.ts';
 
 /**
  * Cursors are opaque to clients: base64url of a small versioned JSON. They carry positions and
- * filters, never a credential, and are validated on the way in.
+ * filters, never a credential, and are validated on the way in. Cursors that hold only a position
+ * a client could as well ask for (an offset, an event log position) stay unsigned, so they outlive
+ * a restart whatever the key; cursors that hold an upstream token are signed (`makeCursorSigner`).
  */
 const VERSION = 1;
 
@@ -22,6 +25,42 @@ export function decodeCursor<T extends Record<string, unknown>>(cursor: string, 
     throw badUserInput(argument, 'is not a cursor this graph issued for this list');
   }
   return parsed as T;
+}
+
+/** Signs and opens cursors that carry what a client must not choose (an upstream's page token or URL). */
+export interface CursorSigner {
+  sign(kind: string, payload: Record<string, unknown>): string;
+  /** The payload of a cursor this deployment signed for this list, or BAD_USER_INPUT naming the argument. */
+  open<T extends Record<string, unknown>>(cursor: string, kind: string, argument?: string): T;
+}
+
+/** 128 bits of HMAC-SHA256: a forgery needs the key. */
+const MAC_LENGTH = 22;
+
+/**
+ * Cursors signed with HMAC-SHA256 under a per-deployment key: `<base64url JSON>.<mac>`. A client
+ * can read its cursor but not change it, so an upstream token inside (the marketplace's `next` URL
+ * with its filters and page size) goes back upstream exactly as the upstream handed it out. Every
+ * replica that may receive a cursor must share the secret (`CURSOR_SECRET`).
+ */
+export function makeCursorSigner(secret: string): CursorSigner {
+  const mac = (body: string) => createHmac('sha256', secret).update(body).digest('base64url').slice(0, MAC_LENGTH);
+  return {
+    sign(kind, payload) {
+      const body = encodeCursor(kind, payload);
+      return `${body}.${mac(body)}`;
+    },
+    open<T extends Record<string, unknown>>(cursor: string, kind: string, argument = 'after'): T {
+      const dot = cursor.lastIndexOf('.');
+      const body = cursor.slice(0, Math.max(dot, 0));
+      const given = Buffer.from(cursor.slice(dot + 1));
+      const expected = Buffer.from(mac(body));
+      if (dot <= 0 || given.length !== expected.length || !timingSafeEqual(given, expected)) {
+        throw badUserInput(argument, 'is not a cursor this graph issued, or it was changed');
+      }
+      return decodeCursor<T>(body, kind, argument);
+    },
+  };
 }
 
 /**

@@ -35,4 +35,3 @@ export const asRecord = (value: unknown): Record<string, unknown> => (value && t
 export const asText = (value: unknown): string | null => (value === undefined || value === null ? null : String(value));
 export const asNumber = (value: unknown): number | null => toNumber(value) ?? null;
 export const asBoolean = (value: unknown): boolean | null => (typeof value === 'boolean' ? value : value === 'true' ? true : value === 'false' ? false : null);
-export const asStrings = (value: unknown): string[] => asArray(value).filter((item) => item !== null && item !== undefined).map(String);

@@ -1,4 +1,5 @@
-import type { GraphQLError } from 'graphql';
+import { GraphQLError } from 'graphql';
+import { scrub, scrubDeep } from '../../lib/redact.ts';
 import { ErrorCode, graphError, type FieldError } from '../../lib/errors.ts';
 
 // The vocabulary is a contract between the gateway and the subgraphs, kept in lib/.
@@ -27,54 +28,97 @@ export interface UpstreamOutcome {
    * own there, so a refusal means the upstream no longer honours it.
    */
   cursor?: boolean;
+  /** The caller's credentials, scrubbed from the upstream's words before they are cut short. */
+  secrets?: Secrets;
 }
 
 /** What an upstream answers to a page link it no longer honours (the marketplace's `next` URL lives 10 minutes). */
 const CURSOR_REFUSED = new Set([400, 404, 410, 422]);
 
-/** What the upstream said, from whichever error envelope it used. */
-function upstreamMessage(body: unknown): string | undefined {
-  if (typeof body === 'string' && body.trim()) return body.trim().slice(0, 500);
+/** The most of an upstream's own words carried into one error message, and into each field error. */
+export const MAX_UPSTREAM_MESSAGE = 500;
+/** Field errors carried from one upstream answer; the rest are summed up in one more entry. */
+const MAX_FIELD_ERRORS = 50;
+const MAX_MESSAGES_PER_FIELD = 10;
+
+/**
+ * Scrubbed past the cut too: a credential that starts before the cut is masked whole, never cut in
+ * half first (half a token would no longer be recognised).
+ */
+const SCRUB_MARGIN = 1024;
+
+type Secrets = readonly (string | undefined)[];
+
+/**
+ * A text an upstream wrote, scrubbed of the caller's credentials and cut at `max` characters
+ * (never inside a surrogate pair) with a mark that it was.
+ */
+export function upstreamText(text: string, secrets: Secrets = [], max = MAX_UPSTREAM_MESSAGE): string {
+  const head = scrub(text.length > max ? text.slice(0, max + SCRUB_MARGIN) : text, secrets);
+  if (head.length <= max) return head;
+  const end = /[\uD800-\uDBFF]/.test(head[max - 1]!) ? max - 1 : max;
+  return `${head.slice(0, end)}… (cut short: ${text.length} characters in all)`;
+}
+
+/** What the upstream said, from whichever error envelope it used, at most `MAX_UPSTREAM_MESSAGE` characters. */
+function upstreamMessage(body: unknown, secrets: Secrets): string | undefined {
+  const said = rawUpstreamMessage(body);
+  return said === undefined ? undefined : upstreamText(said, secrets);
+}
+
+function rawUpstreamMessage(body: unknown): string | undefined {
+  if (typeof body === 'string' && body.trim()) return body.trim();
   if (!body || typeof body !== 'object') return undefined;
   const record = body as Record<string, unknown>;
   if (typeof record.message === 'string' && record.message) return record.message;
   if (typeof record.error === 'string' && record.error) return record.error;
   if (typeof record.error_description === 'string') return record.error_description;
   if (Array.isArray(record.errors)) {
-    const texts = record.errors.map((item) => (typeof item === 'string' ? item : typeof item === 'object' && item && 'message' in item ? String(item.message) : '')).filter(Boolean);
+    const texts = record.errors.slice(0, MAX_FIELD_ERRORS).map((item) => (typeof item === 'string' ? item : typeof item === 'object' && item && 'message' in item ? String(item.message) : '')).filter(Boolean);
     if (texts.length) return texts.join('; ');
   }
   return undefined;
 }
 
 /** Field errors from `{fields: [{name, errors}]}` or `{errors: [{name|field, errors|messages}]}`. */
-export function fieldErrorsOf(body: unknown): FieldError[] | undefined {
+export function fieldErrorsOf(body: unknown, secrets: Secrets = []): FieldError[] | undefined {
   if (!body || typeof body !== 'object') return undefined;
   const record = body as Record<string, unknown>;
   const list = Array.isArray(record.fields) ? record.fields : Array.isArray(record.errors) ? record.errors : undefined;
   if (!list) return undefined;
   const out: FieldError[] = [];
+  let left = 0;
   for (const item of list) {
     if (!item || typeof item !== 'object') continue;
     const entry = item as Record<string, unknown>;
     const field = entry.name ?? entry.field;
     const messages = entry.errors ?? entry.messages ?? entry.message;
     if (typeof field !== 'string') continue;
-    out.push({ field, messages: (Array.isArray(messages) ? messages : [messages]).filter((m) => m !== undefined).map(String) });
+    if (out.length === MAX_FIELD_ERRORS) {
+      left += 1;
+      continue;
+    }
+    const texts = (Array.isArray(messages) ? messages : [messages]).filter((m) => m !== undefined);
+    out.push({ field: upstreamText(field, secrets, 200), messages: texts.slice(0, MAX_MESSAGES_PER_FIELD).map((message) => upstreamText(String(message), secrets)) });
   }
+  if (left) out.push({ field: '…', messages: [`${left} more field errors`] });
   return out.length ? out : undefined;
 }
 
 /** Field errors as one readable line, for a validation body that carries no message of its own. */
 function describeFieldErrors(fieldErrors: readonly FieldError[]): string {
-  return fieldErrors.map(({ field, messages }) => `${field}: ${messages.join(', ')}`).join('; ');
+  return upstreamText(fieldErrors.map(({ field, messages }) => `${field}: ${messages.join(', ')}`).join('; '));
 }
 
-/** The HTTP status an error body names in its own `code`: a number, or its digits as text. */
+/**
+ * The HTTP status an error body names in its own `code`: a number, or its digits as text, with
+ * any internal sub-code after a dot (the dashboards service's `"400.001"`).
+ */
 function declaredStatus(body: unknown): number | undefined {
   if (!body || typeof body !== 'object') return undefined;
   const code = (body as Record<string, unknown>).code;
-  const value = typeof code === 'number' ? code : typeof code === 'string' && /^\s*\d{3}\s*$/.test(code) ? Number(code) : undefined;
+  const digits = typeof code === 'string' ? /^\s*(\d{3})(?:\.\d+)?\s*$/.exec(code)?.[1] : undefined;
+  const value = typeof code === 'number' ? Math.trunc(code) : digits !== undefined ? Number(digits) : undefined;
   return value !== undefined && Number.isInteger(value) && value >= 400 && value <= 599 ? value : undefined;
 }
 
@@ -106,9 +150,9 @@ function retryAfterSeconds(value: string | null | undefined): number | undefined
  * The one table from upstream outcomes to GraphQL errors. Returns null where the outcome
  * means "nothing there" (404 on a lookup), which the field reports as null without an error.
  */
-export function errorForUpstream({ service, status, body, retryAfter, lookup, cursor }: UpstreamOutcome): GraphQLError | null {
-  const said = upstreamMessage(body);
-  const fieldErrors = fieldErrorsOf(body);
+export function errorForUpstream({ service, status, body, retryAfter, lookup, cursor, secrets = [] }: UpstreamOutcome): GraphQLError | null {
+  const said = upstreamMessage(body, secrets);
+  const fieldErrors = fieldErrorsOf(body, secrets);
   const row = rowStatus(status, body, fieldErrors);
   // `status` stays the HTTP status the upstream answered, whichever row the outcome falls under.
   const base = { service, status };
@@ -142,6 +186,15 @@ export function errorForUpstream({ service, status, body, retryAfter, lookup, cu
     default:
       return graphError(message(`answered HTTP ${status}`), { code: ErrorCode.UpstreamError, ...base });
   }
+}
+
+/**
+ * The error with the given credentials scrubbed from every string it carries (message, field
+ * errors, any extension), in every form `scrub` knows: an upstream may echo what it was sent.
+ */
+export function scrubError(error: GraphQLError, secrets: readonly (string | undefined)[]): GraphQLError {
+  if (!secrets.some((secret) => secret && secret.length >= 6)) return error;
+  return new GraphQLError(scrub(error.message, secrets), { extensions: scrubDeep({ ...error.extensions }, secrets), ...(error.originalError ? { originalError: error.originalError } : {}) });
 }
 
 /** The upstream answered 2xx with something its contract does not allow. */

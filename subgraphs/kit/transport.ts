@@ -1,10 +1,12 @@
+import { pipeline, Readable, Transform } from 'node:stream';
 import { Pool, errors as undiciErrors, type Dispatcher } from 'undici';
 import type { GraphQLError } from 'graphql';
 import type { Logger } from '../../lib/logger.ts';
 import { scrub } from '../../lib/redact.ts';
-import { AnswerBrokeOff, exchangeBuffered, type BufferedAnswer, type WatchDeadline } from './bufferedExchange.ts';
-import { ErrorCode, errorForUpstream, graphError } from './errors.ts';
+import { AnswerBrokeOff, AnswerTooLarge, exchangeBuffered, type BufferedAnswer, type WatchDeadline } from './bufferedExchange.ts';
+import { ErrorCode, errorForUpstream, graphError, scrubError } from './errors.ts';
 import { cancelledCall, type CallScope } from './callScope.ts';
+import { hasDotSegment } from './paths.ts';
 
 export type QueryValue = string | number | boolean | null | undefined | readonly string[];
 
@@ -33,6 +35,11 @@ export interface RestCall {
   followsCursor?: boolean;
   /** The GraphQL request the call serves: each attempt counts against its budget, and its cancellation stops the call. */
   scope?: CallScope;
+  /**
+   * Failure statuses handed back as answers instead of errors, for a service that means different
+   * things by one status (the messaging service's empty 400 against its `{status: "fail"}` 400).
+   */
+  answers?: readonly number[];
 }
 
 export interface RestResponse {
@@ -47,7 +54,8 @@ export interface RestResponse {
 export interface StreamResponse {
   status: number;
   headers: Record<string, string>;
-  body: Dispatcher.ResponseData['body'];
+  /** Fails once the body passes the call's cap. */
+  body: Readable;
 }
 
 export interface UpstreamObservation {
@@ -73,6 +81,10 @@ export interface RestTransportOptions {
   backoffMs?: number;
   /** Sockets per upstream origin. @default 64 */
   connections?: number;
+  /** The longest answer body read from the service; a longer one is `UPSTREAM_ERROR`, never buffered past this. @default 10 MiB */
+  maxResponseBytes?: number;
+  /** The longest body `stream` passes through (downloads are not buffered); past it the stream fails. @default 100 MiB */
+  maxDownloadBytes?: number;
   observe?: (observation: UpstreamObservation) => void;
 }
 
@@ -155,6 +167,10 @@ function parseJson(text: string): unknown {
 }
 
 const ABSOLUTE_URL = /^https?:\/\//i;
+/** The default cap on an upstream answer's body. */
+export const DEFAULT_MAX_RESPONSE_BYTES = 10 * 1024 * 1024;
+/** The default cap on a streamed download (a label PDF). */
+export const DEFAULT_MAX_DOWNLOAD_BYTES = 100 * 1024 * 1024;
 const NOTHING_TO_DISCARD = async () => {};
 
 /** Waits before a retry; a cancelled request stops waiting at once. */
@@ -183,6 +199,33 @@ function watchWith(watch: WatchDeadline, scope: CallScope | undefined): WatchDea
       unwatchScope();
     };
   };
+}
+
+/** A stream that passes `body` through and fails with `tooLarge()` once more than `maxBytes` went by. */
+function capped(body: Readable, maxBytes: number, tooLarge: () => Error): Readable {
+  let seen = 0;
+  const counter = new Transform({
+    transform(chunk: Buffer, _encoding, done) {
+      seen += chunk.length;
+      done(seen > maxBytes ? tooLarge() : null, chunk);
+    },
+  });
+  // Either side failing ends both: the upstream socket is let go with the download.
+  pipeline(body, counter, () => {});
+  return counter;
+}
+
+/** The first `maxBytes` of a body as text; the rest is never read. */
+async function readCapped(body: Readable, maxBytes: number): Promise<string> {
+  const chunks: Buffer[] = [];
+  let length = 0;
+  for await (const chunk of body as AsyncIterable<Buffer>) {
+    chunks.push(chunk.subarray(0, maxBytes - length));
+    length += chunks.at(-1)!.length;
+    if (length >= maxBytes) break;
+  }
+  body.destroy();
+  return Buffer.concat(chunks).toString('utf8');
 }
 
 /** One call's deadline, retries and body included. */
@@ -278,7 +321,7 @@ export function createDeadlines(slackMs = 10, clock: DeadlineClock = SYSTEM_CLOC
  * every call, retries only where repeating cannot change the outcome, and the kit's error table.
  */
 export function createRestTransport(options: RestTransportOptions): RestTransport {
-  const { service, logger, timeoutMs = 10_000, retries = 2, backoffMs = 50, connections = 64, observe } = options;
+  const { service, logger, timeoutMs = 10_000, retries = 2, backoffMs = 50, connections = 64, maxResponseBytes = DEFAULT_MAX_RESPONSE_BYTES, maxDownloadBytes = DEFAULT_MAX_DOWNLOAD_BYTES, observe } = options;
   // Building a log line's fields costs even when the level drops it; reads are per call.
   const debugging = () => logger?.isLevelEnabled('debug') === true;
   const base = new URL(options.baseUrl);
@@ -298,6 +341,10 @@ export function createRestTransport(options: RestTransportOptions): RestTranspor
     return graphError(`${service} is unavailable: ${scrub(detail, call.secrets ?? [])}`, { code: ErrorCode.UpstreamUnavailable, service });
   }
 
+  function tooLarge(maxBytes: number, status: number | undefined): GraphQLError {
+    return graphError(`${service}: the answer is larger than the ${maxBytes} bytes this graph reads from it`, { code: ErrorCode.UpstreamError, service, ...(status ? { status } : {}) });
+  }
+
   /**
    * One call, tried again only where repeating cannot change the outcome, within its deadline.
    * `perform` makes one attempt; `discard` lets go of an answer that is about to be retried.
@@ -308,6 +355,8 @@ export function createRestTransport(options: RestTransportOptions): RestTranspor
     perform: (pool: Pool, options: Dispatcher.DispatchOptions) => Promise<T>,
     discard: (answer: T) => Promise<unknown>,
   ): Promise<T> {
+    // The last guard behind `restPath`: a dot segment would call another endpoint than the one meant.
+    if (hasDotSegment(call.path)) throw new Error(`${service}.${call.operation}: the upstream path holds a dot segment; build paths with restPath`);
     const target = ABSOLUTE_URL.test(call.path) ? new URL(call.path) : undefined;
     const origin = target ? target.origin : base.origin;
     const path = target ? `${target.pathname}${target.search}` : `${basePath}${call.path}`;
@@ -338,6 +387,7 @@ export function createRestTransport(options: RestTransportOptions): RestTranspor
       } catch (caught) {
         const durationMs = performance.now() - started;
         observe?.({ service, operation: call.operation, method: call.method, status: 'error', durationMs, attempt });
+        if (caught instanceof AnswerTooLarge) throw tooLarge(caught.maxBytes, caught.status);
         const brokeOff = caught instanceof AnswerBrokeOff;
         const error = brokeOff ? caught.reason : caught;
         const code = errorCode(error);
@@ -368,7 +418,7 @@ export function createRestTransport(options: RestTransportOptions): RestTranspor
     const deadline = deadlineOf(call);
     let answer: BufferedAnswer;
     try {
-      answer = await exchange(call, deadline, (pool, options) => exchangeBuffered(pool, options, watchWith(deadline.watch, call.scope)), NOTHING_TO_DISCARD);
+      answer = await exchange(call, deadline, (pool, options) => exchangeBuffered(pool, options, watchWith(deadline.watch, call.scope), maxResponseBytes), NOTHING_TO_DISCARD);
     } finally {
       deadline.release();
     }
@@ -383,10 +433,10 @@ export function createRestTransport(options: RestTransportOptions): RestTranspor
       }
       return { status, headers, body, text };
     }
-    const error = errorForUpstream({ service, status, body: body ?? text, retryAfter: headers['retry-after'], lookup, cursor: call.followsCursor });
+    if (call.answers?.includes(status)) return { status, headers, body, text };
+    const error = errorForUpstream({ service, status, body: body ?? text, retryAfter: headers['retry-after'], lookup, cursor: call.followsCursor, secrets: call.secrets ?? [] });
     if (!error) return null;
-    error.message = scrub(error.message, call.secrets ?? []);
-    throw error;
+    throw scrubError(error, call.secrets ?? []);
   }
 
   /** One attempt whose body is handed over as a stream, cancelled by the deadline until the stream closes. */
@@ -420,15 +470,20 @@ export function createRestTransport(options: RestTransportOptions): RestTranspor
       }
       const headers = flattenHeaders(response.headers);
       if (response.statusCode >= 200 && response.statusCode < 300) {
+        if (Number(headers['content-length']) > maxDownloadBytes) {
+          response.body.destroy();
+          deadline.release();
+          throw tooLarge(maxDownloadBytes, response.statusCode);
+        }
         // The deadline bounds the download too: it is over when the body closes, read or not.
         response.body.once('close', deadline.release);
-        return { status: response.statusCode, headers, body: response.body };
+        return { status: response.statusCode, headers, body: capped(response.body, maxDownloadBytes, () => tooLarge(maxDownloadBytes, response.statusCode)) };
       }
-      const text = await response.body.text().catch(() => '');
+      // An error answer is read only up to the cap, then let go.
+      const text = await readCapped(response.body, maxResponseBytes).catch(() => '');
       deadline.release();
-      const error = errorForUpstream({ service, status: response.statusCode, body: parseJson(text) ?? text, retryAfter: headers['retry-after'] })!;
-      error.message = scrub(error.message, call.secrets ?? []);
-      throw error;
+      const error = errorForUpstream({ service, status: response.statusCode, body: parseJson(text) ?? text, retryAfter: headers['retry-after'], secrets: call.secrets ?? [] })!;
+      throw scrubError(error, call.secrets ?? []);
     },
     async close() {
       await Promise.all([...pools.values()].map((pool) => pool.close()));

@@ -1,10 +1,45 @@
+import { readInt, type Env } from '../../lib/config.ts';
 import type { Logger } from '../../lib/logger.ts';
+import type { ServiceEntry } from '../../lib/services.ts';
 import { createMetrics, observeUpstream, type Metrics } from '../../lib/metrics.ts';
-import { createRestTransport, type RestTransport } from './transport.ts';
+import { createRestTransport, DEFAULT_MAX_DOWNLOAD_BYTES, DEFAULT_MAX_RESPONSE_BYTES, type RestTransport } from './transport.ts';
+
+/** How much of one answer a subgraph reads from its service. */
+export interface UpstreamLimits {
+  /** The longest answer body buffered; longer is `UPSTREAM_ERROR`. */
+  maxResponseBytes: number;
+  /** The longest file streamed through, for a service with downloads. @default 100 MiB */
+  maxDownloadBytes?: number;
+}
+
+/** `<NAME>_MAX_RESPONSE_BYTES`, read alike for every service. */
+export function readUpstreamLimits(env: Env, service: ServiceEntry): UpstreamLimits {
+  return { maxResponseBytes: readInt(env, service.env.maxResponseBytes, DEFAULT_MAX_RESPONSE_BYTES, { min: 1024, max: 256 * 1024 * 1024 }) };
+}
+
+/** A download cap setting (`MARKETPLACE_MAX_DOWNLOAD_BYTES`): files are streamed, so it may be far above the body cap. */
+export function readDownloadLimit(env: Env, name: string): number {
+  return readInt(env, name, DEFAULT_MAX_DOWNLOAD_BYTES, { min: 1024, max: 4 * 1024 * 1024 * 1024 });
+}
+
+export interface ServiceUpstreamOptions extends Partial<UpstreamLimits> {
+  service: string;
+  baseUrl: string;
+  timeoutMs: number;
+  logger: Logger;
+}
 
 /** A subgraph's metrics registry and its upstream transport, every call counted and timed into it. */
-export function createServiceUpstream({ service, baseUrl, timeoutMs, logger }: { service: string; baseUrl: string; timeoutMs: number; logger: Logger }): { metrics: Metrics; transport: RestTransport } {
+export function createServiceUpstream({ service, baseUrl, timeoutMs, logger, maxResponseBytes, maxDownloadBytes }: ServiceUpstreamOptions): { metrics: Metrics; transport: RestTransport } {
   const metrics = createMetrics(service);
-  const transport = createRestTransport({ service, baseUrl, timeoutMs, logger, observe: observeUpstream(metrics, service) });
+  const transport = createRestTransport({
+    service,
+    baseUrl,
+    timeoutMs,
+    logger,
+    observe: observeUpstream(metrics, service),
+    ...(maxResponseBytes !== undefined ? { maxResponseBytes } : {}),
+    ...(maxDownloadBytes !== undefined ? { maxDownloadBytes } : {}),
+  });
   return { metrics, transport };
 }

@@ -1,8 +1,11 @@
 import { SERVICE_ENTRY } from '../../lib/services.ts';
 import { badUserInput, missingCredential, upstreamContractError } from '../kit/errors.ts';
 import { holdsCredential } from '../kit/cursors.ts';
-import { asArray, asBoolean, asNumber, asRecord, asStrings, asText } from '../kit/envelopes.ts';
-import type { RestCall, RestTransport, StreamResponse } from '../kit/transport.ts';
+import { z } from 'zod';
+import { asRecord } from '../kit/envelopes.ts';
+import { identifier, optBool, optNum, optText, parseAnswer, text } from '../kit/shapes.ts';
+import type { RestCall, RestResponse, RestTransport, StreamResponse } from '../kit/transport.ts';
+import { restPath } from '../kit/paths.ts';
 
 /** The gateway headers that carry a caller's marketplace credentials. */
 export const CREDENTIAL_HEADERS = SERVICE_ENTRY.marketplace.credentialHeaders;
@@ -190,7 +193,8 @@ export interface MarketplaceClient {
   listStock(params: { recipientDocument?: string; sku?: string; page: number; perPage: number }): Promise<StockDto[]>;
   listSymbolicReturns(params: { cdVatNumber?: string; delivery?: string; orderAccessKey?: string }): Promise<SymbolicReturnDto[]>;
   /** The first page (with its filter), or the page a previous `next` points to. */
-  listProducts(params: { status?: string } | { next: string }): Promise<ProductPageDto>;
+  /** The first page under `status`, or the page `next` points to (which must carry the same `status`, when it names one). */
+  listProducts(params: { status?: string | undefined; next?: string }): Promise<ProductPageDto>;
   getProduct(sku: string): Promise<ProductDto | null>;
   /** The created product, or null when the service's answer does not carry it. */
   createProduct(product: NewProductDto): Promise<ProductDto | null>;
@@ -219,143 +223,159 @@ interface AuthProfile {
 }
 const FULL: AuthProfile = { identity: 'full', account: 'required' };
 
-const segment = encodeURIComponent;
-
 /** `2026-12-01`, from a date or a date-time. */
 function calendarDate(value: unknown): string | null {
   const match = typeof value === 'string' ? /^\d{4}-\d{2}-\d{2}/.exec(value) : null;
   return match ? match[0] : null;
 }
 
-function toKeyValues(value: unknown): KeyValueDto[] {
-  return asArray(value)
-    .map(asRecord)
-    .filter((entry) => entry.key !== undefined)
-    .map((entry) => ({ key: String(entry.key), value: asText(entry.value) }));
-}
+// The answers' declared shapes, built once (variants and their sources: docs/services/marketplace.md).
 
-function toVariation(raw: unknown, productSku: string | null): VariationDto {
-  const variation = asRecord(raw);
-  return {
-    sku: String(variation.sku ?? ''),
-    qty: asNumber(variation.qty),
-    ean: asText(variation.ean),
-    images: asStrings(variation.images),
-    specifications: toKeyValues(variation.specifications),
-    product_sku: productSku,
-  };
-}
+/** A list the body may leave out (a simple product has no variations): absent is empty, anything else must be a list. */
+const optList = <T>(item: z.ZodType<T>) =>
+  z
+    .array(item)
+    .nullish()
+    .transform((items): T[] => items ?? []);
+const optObject = <T>(shape: z.ZodType<T>) =>
+  shape.nullish().transform((value): T | null => value ?? null);
 
-/** `{variation, product: {sku}}`, as GET and (liberally) PUT answer; null when the body holds no variation. */
-function toVariationEnvelope(body: unknown): VariationDto | null {
-  const envelope = asRecord(body);
-  if (!envelope.variation || typeof envelope.variation !== 'object') return null;
-  return toVariation(envelope.variation, asText(asRecord(envelope.product).sku));
-}
+const keyValues = optList(z.object({ key: text, value: optText }));
+const strings = optList(text);
 
-function toProduct(raw: unknown): ProductDto {
-  const product = asRecord(raw);
-  const sku = String(product.sku ?? '');
-  return {
-    sku,
-    name: asText(product.name),
-    description: asText(product.description),
-    status: asText(product.status),
-    qty: asNumber(product.qty),
-    price: asNumber(product.price),
-    promotional_price: asNumber(product.promotional_price),
-    cost: asNumber(product.cost),
-    weight: asNumber(product.weight),
-    height: asNumber(product.height),
-    width: asNumber(product.width),
-    length: asNumber(product.length),
-    brand: asText(product.brand),
-    ean: asText(product.ean),
-    nbm: asText(product.nbm),
-    categories: asArray(product.categories).map((item) => ({ code: asText(asRecord(item).code), name: asText(asRecord(item).name) })),
-    images: asStrings(product.images),
-    specifications: toKeyValues(product.specifications),
-    variations: asArray(product.variations).map((item) => toVariation(item, sku)),
-    variation_attributes: asStrings(product.variation_attributes),
-  };
-}
+const variationFields = { sku: text, qty: optNum, ean: optText, images: strings, specifications: keyValues };
+const variationShape = z.object(variationFields);
 
-function toQuestion(raw: unknown): QuestionDto {
-  const question = asRecord(raw);
-  const answer = question.answer && typeof question.answer === 'object' ? asRecord(question.answer) : undefined;
-  const customer = question.customer && typeof question.customer === 'object' ? asRecord(question.customer) : undefined;
-  return {
-    id: String(question.id ?? ''),
-    answered: asBoolean(question.answered),
-    message: asText(question.message),
-    answer: answer ? { message: asText(answer.message), created_on: asText(answer.created_on) } : null,
-    name: asText(question.name),
-    sku: asText(question.sku),
-    tags: asStrings(question.tags),
-    created_on: asText(question.created_on),
-    customer: customer ? { name: asText(customer.name) } : null,
-  };
-}
+/** `{variation, product: {sku}}`, as GET and (liberally) PUT answer. */
+const variationEnvelope = z
+  .object({ variation: variationShape, product: optObject(z.object({ sku: optText })) })
+  .transform(({ variation, product }): VariationDto => ({ ...variation, product_sku: product?.sku ?? null }));
 
-function toPlp(raw: unknown): PlpDto {
-  const plp = asRecord(raw);
-  return {
-    id: String(plp.id ?? ''),
-    expiration_date: calendarDate(plp.expiration_date),
-    orders: asArray(plp.orders).map((item) => ({ code: String(asRecord(item).code ?? ''), customer: asText(asRecord(item).customer), value: asNumber(asRecord(item).value) })),
-  };
-}
+const productShape = z
+  .object({
+    sku: text,
+    name: optText,
+    description: optText,
+    status: optText,
+    qty: optNum,
+    price: optNum,
+    promotional_price: optNum,
+    cost: optNum,
+    weight: optNum,
+    height: optNum,
+    width: optNum,
+    length: optNum,
+    brand: optText,
+    ean: optText,
+    nbm: optText,
+    // The real product search no longer returns categories (docs/services/marketplace.md).
+    categories: optList(z.object({ code: optText, name: optText })),
+    images: strings,
+    specifications: keyValues,
+    variations: optList(variationShape),
+    variation_attributes: strings,
+  })
+  .transform((product): ProductDto => ({ ...product, variations: product.variations.map((variation) => ({ ...variation, product_sku: product.sku })) }));
 
-function toFreight(raw: unknown): FreightDto {
-  const freight = asRecord(raw);
-  const account = freight.account ? asRecord(freight.account) : undefined;
-  const request = freight.request ? asRecord(freight.request) : undefined;
-  const response = freight.response ? asRecord(freight.response) : undefined;
-  return {
-    account: account ? { id: asText(account.id), name: asText(account.name) } : null,
-    created_at: asText(freight.created_at),
-    sale_system: asText(freight.sale_system),
-    request: request
-      ? { path: asText(request.path), zipcode: asText(request.zipcode), products: asArray(request.products).map((item) => ({ sku: asText(asRecord(item).sku), qty: asNumber(asRecord(item).qty) })) }
-      : null,
-    response: response
-      ? {
-          render: asText(response.render),
-          products: asArray(response.products).map((item) => ({
-            sku: asText(asRecord(item).sku),
-            category_names: asStrings(asRecord(item).category_names),
-            freights: asArray(asRecord(item).freights).map((option) => {
-              const entry = asRecord(option);
-              // Amounts arrive as text ("19.90").
-              return { shipping_method: asText(entry.shipping_method), courier_name: asText(entry.courier_name), quantity: asNumber(entry.quantity), amount: asNumber(entry.amount), delivery_time: asNumber(entry.delivery_time) };
-            }),
-          })),
-        }
-      : null,
-  };
-}
+const questionShape = z.object({
+  id: identifier,
+  answered: optBool,
+  message: optText,
+  answer: optObject(z.object({ message: optText, created_on: optText })),
+  name: optText,
+  sku: optText,
+  tags: strings,
+  created_on: optText,
+  customer: optObject(z.object({ name: optText })),
+});
 
-function toStatusType(raw: unknown): StatusTypeDto {
-  // The element shape is not documented: a bare string, or an object naming its code somehow.
-  if (typeof raw === 'string' || typeof raw === 'number') return { code: String(raw), name: String(raw) };
-  const entry = asRecord(raw);
-  const code = entry.code ?? entry.id ?? entry.status ?? entry.value ?? entry.key ?? '';
-  return { code: String(code), name: asText(entry.name ?? entry.description ?? entry.label ?? entry.title) };
-}
+const plpShape = z.object({
+  id: identifier,
+  expiration_date: z.unknown().transform(calendarDate),
+  orders: z.array(z.object({ code: text, customer: optText, value: optNum })),
+});
 
-function toSymbolicReturn(raw: unknown): SymbolicReturnDto {
-  const entry = asRecord(raw);
-  return {
-    access_key: asText(entry.access_key),
-    number: asText(entry.number),
-    series: asText(entry.series),
-    issued_at: asText(entry.issued_at),
-    cd_vat_number: asText(entry.cd_vat_number),
-    delivery: asText(entry.delivery),
-    order_access_key: asText(entry.order_access_key),
-    xml: asText(entry.xml),
-  };
-}
+const freightShape = z.object({
+  account: optObject(z.object({ id: optText, name: optText })),
+  created_at: optText,
+  sale_system: optText,
+  request: optObject(z.object({ path: optText, zipcode: optText, products: optList(z.object({ sku: optText, qty: optNum })) })),
+  response: optObject(
+    z.object({
+      render: optText,
+      products: optList(
+        z.object({
+          sku: optText,
+          category_names: strings,
+          // Amounts arrive as text ("19.90").
+          freights: optList(z.object({ shipping_method: optText, courier_name: optText, quantity: optNum, amount: optNum, delivery_time: optNum })),
+        }),
+      ),
+    }),
+  ),
+});
+
+// The element shape is not documented: a bare string, or an object naming its code somehow.
+const statusTypeShape = z.union([
+  text.transform((code): StatusTypeDto => ({ code, name: code })),
+  z
+    .object({ code: optText, id: optText, status: optText, value: optText, key: optText, name: optText, description: optText, label: optText, title: optText })
+    .transform((entry, context): StatusTypeDto => {
+      const code = entry.code ?? entry.id ?? entry.status ?? entry.value ?? entry.key;
+      if (code === null) {
+        context.addIssue({ code: 'custom', message: 'a status type names no code', path: ['code'] });
+        return z.NEVER;
+      }
+      return { code, name: entry.name ?? entry.description ?? entry.label ?? entry.title };
+    }),
+]);
+
+const symbolicReturnShape = z.object({
+  access_key: optText,
+  number: optText,
+  series: optText,
+  issued_at: optText,
+  cd_vat_number: optText,
+  delivery: optText,
+  order_access_key: optText,
+  xml: optText,
+});
+
+const stockShape = z.object({
+  stock: z.array(
+    // Quantities arrive as text.
+    z.object({ sku: text, recipient_document: optText, deposit_type: optText, stock: optNum, reserved_stock: optNum }),
+  ),
+});
+
+/** Every answer the client reads, by what it holds. */
+export const ANSWERS = {
+  labelGroups: z.object({ plp: z.array(plpShape) }).transform((body) => body.plp),
+  message: z.object({ message: optText }).nullish().transform((body) => ({ message: body?.message ?? null })),
+  questions: z.object({ questions: z.array(questionShape), cursor: optText }),
+  question: questionShape,
+  variation: variationEnvelope,
+  stock: stockShape.transform((body) => body.stock),
+  // The body is not documented: a bare list, or one under a key.
+  symbolicReturns: z.union([
+    z.array(symbolicReturnShape),
+    z.object({ nfe: z.array(symbolicReturnShape) }).transform((body) => body.nfe),
+    z.object({ nfes: z.array(symbolicReturnShape) }).transform((body) => body.nfes),
+    z.object({ invoices: z.array(symbolicReturnShape) }).transform((body) => body.invoices),
+    z.object({ symbolic_returns: z.array(symbolicReturnShape) }).transform((body) => body.symbolic_returns),
+  ]),
+  products: z.object({ products: z.array(productShape), total: optNum, next: optText }),
+  product: productShape,
+  // The documented example shows no answer: the product bare or under `product`.
+  createdProduct: z.union([z.object({ product: productShape }).transform((body) => body.product), productShape]),
+  freights: z.object({ freight: z.array(freightShape) }).transform((body) => body.freight),
+  statusTypes: z.union([z.array(statusTypeShape), z.object({ status_types: z.array(statusTypeShape) }).transform((body) => body.status_types)]),
+};
+
+const read = <T>(schema: z.ZodType<T>, response: RestResponse, operation: string): T => parseAnswer(schema, response.body, { service: SERVICE, operation, status: response.status });
+
+/** Whether a body undocumented or optional holds anything to read (an empty 200 or 204 holds nothing). */
+const holds = (body: unknown, key: string): boolean => Boolean(body && typeof body === 'object' && key in body);
 
 /** The PLP id inside `Plp 7003 agrupada com sucesso.`, or a field should the service ever send one. */
 export function plpIdOf(body: unknown): string | undefined {
@@ -371,8 +391,8 @@ export function plpIdOf(body: unknown): string | undefined {
  */
 export function createMarketplaceClient(options: MarketplaceClientOptions): MarketplaceClient {
   const { transport, credential, marketplace, multipartThresholdBytes } = options;
-  const shipments = `/shipments/${segment(marketplace)}/`;
-  const fulfillment = `/fulfillment/${segment(marketplace)}`;
+  const shipments = restPath('/shipments/:marketplace/', { marketplace });
+  const fulfillment = restPath('/fulfillment/:marketplace', { marketplace });
   const secrets = [credential.apiKey, credential.accountKey, credential.userToken, credential.email].filter((value): value is string => Boolean(value));
 
   function authenticated(call: Omit<RestCall, 'secrets'>, { identity, account }: AuthProfile = FULL): RestCall {
@@ -412,14 +432,15 @@ export function createMarketplaceClient(options: MarketplaceClientOptions): Mark
   }
 
   async function putVariation(operation: string, sku: string, variation: Record<string, unknown>): Promise<VariationDto | null> {
-    const response = await transport.request(authenticated({ operation, method: 'PUT', path: `/variations/${segment(sku)}`, body: { json: { variation } } }));
-    return toVariationEnvelope(response.body);
+    const response = await transport.request(authenticated({ operation, method: 'PUT', path: restPath('/variations/:sku', { sku }), body: { json: { variation } } }));
+    // The answer is not documented: the variation when it holds one, else the resolver reads it back.
+    return holds(response.body, 'variation') ? read(ANSWERS.variation, response, operation) : null;
   }
 
   return {
     async listLabelGroups() {
       const response = await transport.request(authenticated({ operation: 'listLabelGroups', method: 'GET', path: shipments }));
-      return asArray(asRecord(response.body).plp).map(toPlp);
+      return read(ANSWERS.labelGroups, response, 'listLabelGroups');
     },
 
     async groupOrders(orderCodes) {
@@ -427,12 +448,12 @@ export function createMarketplaceClient(options: MarketplaceClientOptions): Mark
       const response = await transport.request(authenticated({ operation: 'groupOrders', method: 'POST', path: shipments, body: { json: { order_remote_codes: orderCodes } } }));
       const id = plpIdOf(response.body ?? response.text);
       if (!id) throw upstreamContractError(SERVICE, 'the orders were grouped but the answer names no PLP id', response.status);
-      return { id, message: asText(asRecord(response.body).message) };
+      return { id, message: typeof response.body === 'object' ? read(ANSWERS.message, response, 'groupOrders').message : null };
     },
 
     async ungroupLabelGroup(id) {
       const response = await transport.request(authenticated({ operation: 'ungroupLabelGroup', method: 'DELETE', path: shipments, body: { json: { plp_id: id } } }));
-      return { message: asText(asRecord(response.body).message) };
+      return read(ANSWERS.message, response, 'ungroupLabelGroup');
     },
 
     async getLabels(id) {
@@ -449,30 +470,29 @@ export function createMarketplaceClient(options: MarketplaceClientOptions): Mark
       const response = await transport.request(
         authenticated({ operation: 'listQuestions', method: 'GET', path: '/questions', query: { platform, status, cursor }, ...(cursor ? { followsCursor: true } : {}) }),
       );
-      const body = asRecord(response.body);
-      const next = typeof body.cursor === 'string' && body.cursor !== '' ? body.cursor : null;
-      return { questions: asArray(body.questions).map(toQuestion), cursor: vetted(next) };
+      const { questions, cursor: next } = read(ANSWERS.questions, response, 'listQuestions');
+      return { questions, cursor: vetted(next === '' ? null : next) };
     },
 
     async getQuestion(id) {
-      const response = await transport.lookup(authenticated({ operation: 'getQuestion', method: 'GET', path: `/questions/${segment(id)}` }));
-      return response ? toQuestion(response.body) : null;
+      const response = await transport.lookup(authenticated({ operation: 'getQuestion', method: 'GET', path: restPath('/questions/:id', { id }) }));
+      return response ? read(ANSWERS.question, response, 'getQuestion') : null;
     },
 
     async deleteQuestion(id) {
-      await transport.request(authenticated({ operation: 'deleteQuestion', method: 'DELETE', path: `/questions/${segment(id)}` }));
+      await transport.request(authenticated({ operation: 'deleteQuestion', method: 'DELETE', path: restPath('/questions/:id', { id }) }));
     },
 
     async answerQuestion(id, answer) {
       const form = new FormData();
       form.append('answer', answer);
-      const response = await transport.request(authenticated({ operation: 'answerQuestion', method: 'POST', path: `/questions/${segment(id)}/answer`, body: { multipart: form } }));
-      return asRecord(response.body).id !== undefined ? toQuestion(response.body) : null;
+      const response = await transport.request(authenticated({ operation: 'answerQuestion', method: 'POST', path: restPath('/questions/:id/answer', { id }), body: { multipart: form } }));
+      return holds(response.body, 'id') ? read(ANSWERS.question, response, 'answerQuestion') : null;
     },
 
     async getVariation(sku) {
-      const response = await transport.lookup(authenticated({ operation: 'getVariation', method: 'GET', path: `/variations/${segment(sku)}` }));
-      return response ? toVariationEnvelope(response.body) : null;
+      const response = await transport.lookup(authenticated({ operation: 'getVariation', method: 'GET', path: restPath('/variations/:sku', { sku }) }));
+      return response ? read(ANSWERS.variation, response, 'getVariation') : null;
     },
 
     updateVariation: (sku, changes) => putVariation('updateVariation', sku, { ...changes }),
@@ -480,7 +500,7 @@ export function createMarketplaceClient(options: MarketplaceClientOptions): Mark
     updateVariationPrice: (sku, price) => putVariation('updateVariationPrice', sku, { specifications: [{ key: 'price', value: price }] }),
 
     async deleteVariation(sku) {
-      await transport.request(authenticated({ operation: 'deleteVariation', method: 'DELETE', path: `/variations/${segment(sku)}` }));
+      await transport.request(authenticated({ operation: 'deleteVariation', method: 'DELETE', path: restPath('/variations/:sku', { sku }) }));
     },
 
     async sendInvoice({ recipientDocument, xml }) {
@@ -504,41 +524,37 @@ export function createMarketplaceClient(options: MarketplaceClientOptions): Mark
           { identity: 'full', account: 'absent' },
         ),
       );
-      return asArray(asRecord(response.body).stock).map((raw) => {
-        const entry = asRecord(raw);
-        // Quantities arrive as text.
-        return { sku: String(entry.sku ?? ''), recipient_document: asText(entry.recipient_document), deposit_type: asText(entry.deposit_type), stock: asNumber(entry.stock), reserved_stock: asNumber(entry.reserved_stock) };
-      });
+      return read(ANSWERS.stock, response, 'listStock');
     },
 
     async listSymbolicReturns({ cdVatNumber, delivery, orderAccessKey }) {
       const response = await transport.request(
         authenticated({ operation: 'listSymbolicReturns', method: 'GET', path: `${fulfillment}/delivery/nfe`, query: { cd_vat_number: cdVatNumber, delivery, order_access_key: orderAccessKey } }),
       );
-      // The body is not documented: a bare list, or one under a key.
-      const body = asRecord(response.body);
-      const list = Array.isArray(response.body) ? response.body : asArray(body.nfe ?? body.nfes ?? body.invoices ?? body.symbolic_returns);
-      return list.map(toSymbolicReturn);
+      return read(ANSWERS.symbolicReturns, response, 'listSymbolicReturns');
     },
 
     async listProducts(params) {
       let call: Omit<RestCall, 'secrets'>;
-      if ('next' in params) {
-        // Only a path below the base URL is ever followed, whatever a cursor claims.
+      if (params.next !== undefined) {
+        // Only a path below the base URL is ever followed, whatever a cursor claims, and only under the filter asked for.
         const url = new URL(params.next, 'http://next.invalid');
-        if (url.origin !== 'http://next.invalid' || url.pathname !== '/products') throw badUserInput('after', 'is not a cursor this graph issued for this list');
+        const filtered = url.searchParams.get('filters[status]');
+        if (url.origin !== 'http://next.invalid' || url.pathname !== '/products' || (filtered !== null && filtered !== (params.status ?? ''))) {
+          throw badUserInput('after', 'is not a cursor this graph issued for this list');
+        }
         call = { operation: 'listProductsNext', method: 'GET', path: `${url.pathname}${url.search}`, followsCursor: true };
       } else {
         call = { operation: 'listProducts', method: 'GET', path: '/products', query: { 'filters[status]': params.status } };
       }
       const response = await transport.request(authenticated(call));
-      const body = asRecord(response.body);
-      return { products: asArray(body.products).map(toProduct), total: asNumber(body.total), next: nextPath(body.next) };
+      const { products, total, next } = read(ANSWERS.products, response, call.operation);
+      return { products, total, next: nextPath(next) };
     },
 
     async getProduct(sku) {
-      const response = await transport.lookup(authenticated({ operation: 'getProduct', method: 'GET', path: `/products/${segment(sku)}` }));
-      return response ? toProduct(response.body) : null;
+      const response = await transport.lookup(authenticated({ operation: 'getProduct', method: 'GET', path: restPath('/products/:sku', { sku }) }));
+      return response ? read(ANSWERS.product, response, 'getProduct') : null;
     },
 
     async createProduct(product) {
@@ -546,20 +562,18 @@ export function createMarketplaceClient(options: MarketplaceClientOptions): Mark
       const response = await transport.request(
         authenticated({ operation: 'createProduct', method: 'POST', path: `${options.productsApiUrl.replace(/\/+$/, '')}/products`, body: { json: { product } } }),
       );
-      const body = asRecord(response.body);
-      const created = body.product && typeof body.product === 'object' ? body.product : body;
-      return asRecord(created).sku !== undefined ? toProduct(created) : null;
+      // The answer is not documented: the product when it holds one, else the resolver reads it back.
+      return holds(response.body, 'sku') || holds(response.body, 'product') ? read(ANSWERS.createdProduct, response, 'createProduct') : null;
     },
 
     async listFreights() {
       const response = await transport.request(authenticated({ operation: 'listFreights', method: 'GET', path: '/freights' }, { identity: 'apiKey', account: 'required' }));
-      return asArray(asRecord(response.body).freight).map(toFreight);
+      return read(ANSWERS.freights, response, 'listFreights');
     },
 
     async listStatusTypes() {
       const response = await transport.request(authenticated({ operation: 'listStatusTypes', method: 'GET', path: '/status_types' }));
-      const body = response.body;
-      return (Array.isArray(body) ? body : asArray(asRecord(body).status_types)).map(toStatusType);
+      return read(ANSWERS.statusTypes, response, 'listStatusTypes');
     },
   };
 }

@@ -1,5 +1,7 @@
+import { randomBytes } from 'node:crypto';
 import { ConfigError, readInt, readUrl, type Env } from '../../lib/config.ts';
 import { SERVICE_ENTRY, readSubgraphBasics } from '../../lib/services.ts';
+import { readDownloadLimit, readUpstreamLimits, type UpstreamLimits } from '../kit/upstream.ts';
 
 export interface MarketplaceConfig {
   port: number;
@@ -11,6 +13,8 @@ export interface MarketplaceConfig {
   /** The marketplace operator's name, the path segment the spec writes `mkt`. @default 'mkt' */
   marketplace: string;
   timeoutMs: number;
+  /** Caps on what one upstream answer may bring (`<NAME>_MAX_RESPONSE_BYTES`, `MARKETPLACE_MAX_DOWNLOAD_BYTES`). */
+  upstreamLimits: UpstreamLimits;
   compiledExecution: boolean;
   /** Upstream calls one GraphQL request may make here, retries included (the gateway may lower it per request). */
   maxRequestUpstreamCalls: number;
@@ -18,6 +22,8 @@ export interface MarketplaceConfig {
   downloadTtlMs: number;
   /** XML invoices larger than this go as a multipart file instead of JSON text. @default 262144 */
   multipartThresholdBytes: number;
+  /** The key list cursors are signed with (`CURSOR_SECRET`); random at each start when unset. Replicas must share it. */
+  cursorSecret: string;
 }
 
 /** The `mkt` path segment: one URL-safe name, shared by the subgraph and the emulator. */
@@ -29,6 +35,14 @@ export function readMarketplaceName(env: Env): string {
   return name;
 }
 
+/** `CURSOR_SECRET`, or a random key: cursors then last as long as the process. */
+export function readCursorSecret(env: Env): string {
+  const secret = env.CURSOR_SECRET;
+  if (secret === undefined || secret === '') return randomBytes(32).toString('base64url');
+  if (secret.length < 32) throw new ConfigError('CURSOR_SECRET must be at least 32 characters (for example `openssl rand -base64 32`); unset it to draw a random one at start.');
+  return secret;
+}
+
 export function readMarketplaceConfig(env: Env, overrides: Partial<MarketplaceConfig> = {}): MarketplaceConfig {
   const basics = readSubgraphBasics(env, SERVICE_ENTRY.marketplace, overrides.apiUrl);
   const apiUrl = basics.apiUrl;
@@ -36,8 +50,10 @@ export function readMarketplaceConfig(env: Env, overrides: Partial<MarketplaceCo
     ...basics,
     productsApiUrl: readUrl(env, 'MARKETPLACE_PRODUCTS_API_URL') ?? apiUrl,
     marketplace: readMarketplaceName(env),
+    upstreamLimits: { ...readUpstreamLimits(env, SERVICE_ENTRY.marketplace), maxDownloadBytes: readDownloadLimit(env, 'MARKETPLACE_MAX_DOWNLOAD_BYTES') },
     downloadTtlMs: readInt(env, 'MARKETPLACE_DOWNLOAD_TTL_MS', 5 * 60_000, { min: 1_000, max: 15 * 60_000 }),
     multipartThresholdBytes: readInt(env, 'MARKETPLACE_MULTIPART_THRESHOLD_BYTES', 256 * 1024, { min: 1, max: 64 * 1024 * 1024 }),
+    cursorSecret: readCursorSecret(env),
     ...overrides,
     apiUrl,
   };

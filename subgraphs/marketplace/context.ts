@@ -1,4 +1,5 @@
 import type { IncomingMessage } from 'node:http';
+import type { CursorSigner } from '../kit/cursors.ts';
 import type { RestTransport } from '../kit/transport.ts';
 import { credentialHeader } from '../kit/server.ts';
 import { scopedTransport, type CallScope } from '../kit/callScope.ts';
@@ -21,6 +22,8 @@ export interface MarketplaceContext {
   downloads: DownloadStore<LabelsPdfDownload>;
   /** The gateway's public origin, for absolute links; undefined when called without the gateway. */
   gatewayOrigin: string | undefined;
+  /** Signs the list cursors that carry an upstream token. */
+  cursors: CursorSigner;
 }
 
 /** What every request's context is built from: shared by the process, holding no caller's data. */
@@ -28,6 +31,7 @@ export interface MarketplaceDependencies {
   transport: RestTransport;
   config: MarketplaceConfig;
   downloads: DownloadStore<LabelsPdfDownload>;
+  cursors: CursorSigner;
 }
 
 function credentialOf(headers: IncomingMessage['headers']): MarketplaceCredential {
@@ -54,5 +58,5 @@ export function clientFor({ transport, config }: MarketplaceDependencies, creden
 export function makeContext(dependencies: MarketplaceDependencies, headers: IncomingMessage['headers'], scope?: CallScope): MarketplaceContext {
   const credential = credentialOf(headers);
   const client = clientFor({ ...dependencies, transport: scopedTransport(dependencies.transport, scope) }, credential);
-  return { client, loaders: createLoaders(client, scope), credential, downloads: dependencies.downloads, gatewayOrigin: gatewayOriginOf(headers[GATEWAY_ORIGIN_HEADER]) };
+  return { client, loaders: createLoaders(client, scope), credential, downloads: dependencies.downloads, gatewayOrigin: gatewayOriginOf(headers[GATEWAY_ORIGIN_HEADER]), cursors: dependencies.cursors };
 }

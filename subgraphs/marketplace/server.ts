@@ -4,6 +4,7 @@ import type { GraphQLResolverMap } from '@apollo/subgraph/dist/schema-helper/res
 import type { Logger } from '../../lib/logger.ts';
 import { createServiceUpstream } from '../kit/upstream.ts';
 import { createDownloadStore, downloadRoute } from '../kit/downloads.ts';
+import { makeCursorSigner } from '../kit/cursors.ts';
 import type { SubgraphDefinition } from '../kit/server.ts';
 import type { MarketplaceConfig } from './config.ts';
 import { clientFor, makeContext, type LabelsPdfDownload, type MarketplaceContext } from './context.ts';
@@ -18,9 +19,9 @@ export interface MarketplaceSubgraphOptions {
 
 /** The marketplace subgraph, built but not listening: `main.ts` and the tests start it. */
 export function createMarketplaceSubgraph(config: MarketplaceConfig, logger: Logger, { now }: MarketplaceSubgraphOptions = {}): SubgraphDefinition<MarketplaceContext> {
-  const { metrics, transport } = createServiceUpstream({ service: 'marketplace', baseUrl: config.apiUrl, timeoutMs: config.timeoutMs, logger });
+  const { metrics, transport } = createServiceUpstream({ service: 'marketplace', baseUrl: config.apiUrl, timeoutMs: config.timeoutMs, logger, ...config.upstreamLimits });
   const downloads = createDownloadStore<LabelsPdfDownload>({ ttlMs: config.downloadTtlMs, ...(now ? { now } : {}) });
-  const dependencies = { transport, config, downloads };
+  const dependencies = { transport, config, downloads, cursors: makeCursorSigner(config.cursorSecret) };
   return {
     name: 'marketplace',
     typeDefs,

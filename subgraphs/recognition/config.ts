@@ -1,6 +1,8 @@
 import { randomBytes } from 'node:crypto';
 import { ConfigError, readInt, readUrl, type Env } from '../../lib/config.ts';
 import { SERVICE_ENTRY, readSubgraphBasics } from '../../lib/services.ts';
+import { readUpstreamLimits, type UpstreamLimits } from '../kit/upstream.ts';
+import { DEFAULT_EVENT_LOG_MAX_BYTES } from '../kit/events/eventLog.ts';
 
 export interface RecognitionConfig {
   port: number;
@@ -8,13 +10,17 @@ export interface RecognitionConfig {
   /** The spec's `{base_url}`; the client adds `/api/v1`. */
   apiUrl: string;
   timeoutMs: number;
+  /** Caps on what one upstream answer may bring (`<NAME>_MAX_RESPONSE_BYTES`). */
+  upstreamLimits: UpstreamLimits;
   compiledExecution: boolean;
   /** Upstream calls one GraphQL request may make here, retries included (the gateway may lower it per request). */
   maxRequestUpstreamCalls: number;
   /** Shared event log and dedupe across replicas; in memory when absent. */
   redisUrl?: string;
-  /** Events the in-memory log holds for replay (or the Redis stream's approximate length). */
+  /** Events the in-memory log holds for replay (or the Redis stream's length). */
   eventLogSize: number;
+  /** Bytes of event JSON the log holds for replay, in memory or on Redis. */
+  eventLogMaxBytes: number;
   /** Where the service can reach this subgraph's webhook receiver; `self` means the listening URL. */
   publicUrl?: string;
   /** A token allowed to manage webhooks: with `publicUrl`, the subgraph registers its webhook at start. */
@@ -35,8 +41,10 @@ export function readRecognitionConfig(env: Env, overrides: Partial<RecognitionCo
   const publicUrl = env.RECOGNITION_PUBLIC_URL === 'self' ? 'self' : readUrl(env, 'RECOGNITION_PUBLIC_URL');
   return {
     ...basics,
+    upstreamLimits: readUpstreamLimits(env, SERVICE_ENTRY.recognition),
     ...(readUrl(env, 'REDIS_URL', ['redis:', 'rediss:']) ? { redisUrl: env.REDIS_URL } : {}),
     eventLogSize: readInt(env, 'RECOGNITION_EVENT_LOG_SIZE', 10_000, { min: 10, max: 10_000_000 }),
+    eventLogMaxBytes: readInt(env, 'RECOGNITION_EVENT_LOG_MAX_BYTES', DEFAULT_EVENT_LOG_MAX_BYTES, { min: 1024 * 1024, max: 64 * 1024 * 1024 * 1024 }),
     ...(publicUrl ? { publicUrl } : {}),
     ...(env.RECOGNITION_SERVICE_TOKEN ? { serviceToken: env.RECOGNITION_SERVICE_TOKEN } : {}),
     webhookSecret: secret || randomBytes(24).toString('base64url'),

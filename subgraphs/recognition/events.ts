@@ -1,5 +1,6 @@
 import { asArray, asRecord, toNumber } from '../kit/envelopes.ts';
 import { DeliveryRejected, contentHash, type ParsedDelivery } from '../kit/events/webhookReceiver.ts';
+import { instantOrNull } from '../../lib/scalars.ts';
 import { toUser, type UserDto, type WebhookEventTypeDto } from './client.ts';
 
 /** Where the recognition service POSTs its webhooks on this subgraph; the secret follows. */
@@ -29,18 +30,40 @@ export interface AchievementDto {
 export type RecognitionEventPayload = { type: 'bonus.created'; bonus: BonusDto } | { type: 'achievement_event.created'; achievement: AchievementDto };
 
 const text = (value: unknown): string | null => (value === undefined || value === null || value === '' ? null : String(value));
+/** A number GraphQL's `Int` can carry (32-bit, whole), else null: kept for later, it must not fail a subscriber. */
+const int32 = (value: unknown): number | null => {
+  const number = toNumber(value);
+  return number !== undefined && Number.isInteger(number) && number >= -(2 ** 31) && number < 2 ** 31 ? number : null;
+};
+
+/**
+ * A user from a delivery, its instants and counts normalised: a delivery's fields are kept for
+ * later, so one a scalar would refuse (`DateTime`, `Int`) is dropped now rather than failing every
+ * subscriber later.
+ */
+function deliveredUser(raw: unknown): UserDto {
+  const user = toUser(raw);
+  return {
+    ...user,
+    last_active_at: instantOrNull(user.last_active_at),
+    budget_boost: int32(user.budget_boost),
+    earning_balance: int32(user.earning_balance),
+    lifetime_earnings: int32(user.lifetime_earnings),
+    giving_balance: int32(user.giving_balance),
+  };
+}
 
 function toBonus(raw: Record<string, unknown>): BonusDto {
   const hashtag = text(raw.hashtag ?? raw.value);
   return {
     id: text(raw.id) ?? `h_${contentHash(raw)}`,
-    created_at: text(raw.created_at),
+    created_at: instantOrNull(raw.created_at),
     reason: text(raw.reason),
-    amount: toNumber(raw.amount) ?? null,
+    amount: int32(raw.amount),
     amount_with_currency: text(raw.amount_with_currency),
     hashtag: hashtag && !hashtag.startsWith('#') ? `#${hashtag}` : hashtag,
-    giver: raw.giver ? toUser(raw.giver) : null,
-    receivers: asArray(raw.receivers).map(toUser),
+    giver: raw.giver ? deliveredUser(raw.giver) : null,
+    receivers: asArray(raw.receivers).map(deliveredUser),
   };
 }
 
@@ -49,9 +72,9 @@ function toAchievement(raw: Record<string, unknown>): AchievementDto {
     id: text(raw.id) ?? `h_${contentHash(raw)}`,
     headline: text(raw.headline),
     title: text(raw.title),
-    importance: toNumber(raw.importance) ?? null,
+    importance: int32(raw.importance),
     bonus_id: text(raw.bonus_id),
-    receiver: raw.receiver ? toUser(raw.receiver) : null,
+    receiver: raw.receiver ? deliveredUser(raw.receiver) : null,
   };
 }
 
@@ -70,7 +93,8 @@ export function parseRecognitionDelivery(body: unknown): ParsedDelivery {
       type,
       // The bonus id is the upstream's own id for this event: a redelivery carries the same one.
       dedupeKey: `${type}:${bonus.id}`,
-      occurredAt: bonus.created_at ?? text(envelope.created_at) ?? new Date().toISOString(),
+      // An instant that cannot be read is replaced by the time of receipt: the event still arrives.
+      occurredAt: bonus.created_at ?? instantOrNull(envelope.created_at) ?? new Date().toISOString(),
       payload: { type, bonus } satisfies RecognitionEventPayload,
       entities: [{ kind: 'Bonus', id: bonus.id, value: bonus }],
     };
@@ -80,7 +104,7 @@ export function parseRecognitionDelivery(body: unknown): ParsedDelivery {
     return {
       type,
       dedupeKey: `${type}:${achievement.id}`,
-      occurredAt: text(data.created_at ?? envelope.created_at) ?? new Date().toISOString(),
+      occurredAt: instantOrNull(data.created_at) ?? instantOrNull(envelope.created_at) ?? new Date().toISOString(),
       payload: { type, achievement } satisfies RecognitionEventPayload,
       entities: [{ kind: 'Achievement', id: achievement.id, value: achievement }],
     };

@@ -22,10 +22,10 @@ const typeDefs = parse(readFileSync(new URL('../../schema/recognition.graphql', 
 
 /** The recognition subgraph, built but not listening: `main.ts` and the tests start it. */
 export async function createRecognitionSubgraph(config: RecognitionConfig, logger: Logger): Promise<SubgraphDefinition<RecognitionContext>> {
-  const { metrics, transport } = createServiceUpstream({ service: 'recognition', baseUrl: `${config.apiUrl}/api/v1`, timeoutMs: config.timeoutMs, logger });
+  const { metrics, transport } = createServiceUpstream({ service: 'recognition', baseUrl: `${config.apiUrl}/api/v1`, timeoutMs: config.timeoutMs, logger, ...config.upstreamLimits });
   const events: EventLog = config.redisUrl
-    ? await createRedisLog({ url: config.redisUrl, prefix: 'graph:recognition', maxLength: config.eventLogSize, logger })
-    : createMemoryLog({ capacity: config.eventLogSize });
+    ? await createRedisLog({ url: config.redisUrl, prefix: 'graph:recognition', maxLength: config.eventLogSize, maxBytes: config.eventLogMaxBytes, logger })
+    : createMemoryLog({ capacity: config.eventLogSize, maxBytes: config.eventLogMaxBytes });
   const dependencies = { transport, events, credentialChecks: createCredentialChecks({ ttlMs: config.credentialCheckTtlMs }) };
   new Gauge({
     name: 'recognition_event_subscriptions',

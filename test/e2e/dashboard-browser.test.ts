@@ -88,6 +88,8 @@ describe.skipIf(!browserAvailable())('the live dashboard in Chromium', () => {
 
   it('resumes after the subgraph and then the gateway restart, without a gap or a duplicate', async () => {
     const page = await openDashboard();
+    // 'connected' is the page's socket to the gateway: the subscriptions reach the subgraph after it.
+    await waitForEventSubscriptions(subgraph.graphqlUrl, 2);
     await giveBonus({ reason: 'r1' });
     await expect.poll(() => feedReasons(page)).toEqual(['r1']);
 

@@ -2,11 +2,13 @@ import { afterAll, expect } from 'vitest';
 import { DEMO_TOKENS } from '../../emulators/recognition/data.ts';
 import { DEMO_CREDENTIALS } from '../../emulators/marketplace/data.ts';
 import { DEMO_TOKEN as DASHBOARDS_DEMO_TOKEN } from '../../emulators/dashboards/data.ts';
+import { DEMO_API_KEY as MESSAGING_API_KEY, DEMO_LOGIN as MESSAGING_LOGIN, DEMO_TOKEN as MESSAGING_TOKEN, OTHER_TOKEN as MESSAGING_OTHER_TOKEN } from '../../emulators/messaging/data.ts';
 import { capturedLogs, knownSecrets } from './logs.ts';
 
 for (const token of Object.values(DEMO_TOKENS)) knownSecrets.add(token);
 for (const secret of [DEMO_CREDENTIALS.apiKey, DEMO_CREDENTIALS.accountKey, DEMO_CREDENTIALS.userToken]) knownSecrets.add(secret);
 knownSecrets.add(DASHBOARDS_DEMO_TOKEN);
+for (const secret of [MESSAGING_TOKEN, MESSAGING_OTHER_TOKEN, MESSAGING_API_KEY, MESSAGING_LOGIN.password]) knownSecrets.add(secret);
 
 /** After every end-to-end file: nothing any server logged holds a credential the file used. */
 afterAll(() => {

@@ -1,6 +1,6 @@
 import { afterAll } from 'vitest';
 import { startStack, type StartedStack } from '../../stack/startStack.ts';
-import type { LoggedRequest, Fault } from '../../emulators/kit/emulator.ts';
+import type { Dialect, LoggedRequest, Fault } from '../../emulators/kit/emulator.ts';
 import { testLogger } from './logs.ts';
 
 export interface GraphQLResult<T = Record<string, unknown>> {
@@ -14,8 +14,13 @@ export interface EmulatorControl {
   clearRequests(): Promise<void>;
   reset(): Promise<void>;
   fault(fault: Fault): Promise<void>;
+  /** Answer in the spec's dialect or the real service's (a reset restores the spec's). */
+  dialect(dialect: Dialect): Promise<void>;
   control(path: string, body?: unknown): Promise<unknown>;
 }
+
+/** Every end-to-end suite of a service runs against both dialects of its emulator. */
+export const DIALECTS: readonly Dialect[] = ['spec', 'real'];
 
 export interface TestStack {
   stack: StartedStack;
@@ -44,6 +49,10 @@ export function emulatorControl(url: string): EmulatorControl {
     },
     fault: async (fault) => {
       await post('faults', fault);
+    },
+    dialect: async (dialect) => {
+      const answer = (await post('dialect', { real: dialect === 'real' })) as { dialect?: string } | undefined;
+      if (answer?.dialect !== dialect) throw new Error(`the emulator at ${url} refused the ${dialect} dialect: ${JSON.stringify(answer)}`);
     },
     control: post,
   };

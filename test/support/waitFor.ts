@@ -9,12 +9,12 @@ export async function waitUntil(check: () => boolean | Promise<boolean>, describ
 }
 
 /** Waits until a subgraph has `count` subscriptions following its event log. */
-export async function waitForEventSubscriptions(subgraphUrl: string, count: number): Promise<void> {
+export async function waitForEventSubscriptions(subgraphUrl: string, count: number, metric = 'recognition_event_subscriptions'): Promise<void> {
   let seen = -1;
   await waitUntil(
     async () => {
       const metrics = await (await fetch(subgraphUrl.replace(/\/graphql$/, '/metrics'))).text();
-      seen = Number(/^recognition_event_subscriptions (\d+)/m.exec(metrics)?.[1] ?? -1);
+      seen = Number(new RegExp(`^${metric} (\\d+)`, 'm').exec(metrics)?.[1] ?? -1);
       return seen === count;
     },
     () => `${count} event subscriptions on ${subgraphUrl} (saw ${seen})`,

@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { readGatewayConfig } from '../../gateway/config.ts';
 import { ConfigError } from '../../lib/config.ts';
+import { readMessagingConfig } from '../../subgraphs/messaging/config.ts';
 import { readDashboardsConfig } from '../../subgraphs/dashboards/config.ts';
 import { readMarketplaceConfig } from '../../subgraphs/marketplace/config.ts';
 import { readRecognitionConfig } from '../../subgraphs/recognition/config.ts';
@@ -31,6 +32,8 @@ describe('service settings from the registry', () => {
       recognition: 'http://127.0.0.1:4001/graphql',
       marketplace: 'http://127.0.0.1:4002/graphql',
       dashboards: 'http://10.0.0.5:9000/graphql',
+      messaging: 'http://127.0.0.1:4004/graphql',
     });
+    expect(readMessagingConfig({ MESSAGING_EMULATOR_PORT: '6104', MESSAGING_TIMEOUT_MS: '3000' })).toMatchObject({ port: 4004, apiUrl: 'http://127.0.0.1:6104', timeoutMs: 3000 });
   });
 });

@@ -52,6 +52,12 @@ describe('the error table', () => {
     expect(code(500, { code: 500 })).toMatchObject({ code: 'UPSTREAM_ERROR' });
   });
 
+  it('reads a code with an internal sub-code after a dot, as the real dashboards service sends it', () => {
+    expect(code(500, { code: '401.001', message: 'bad token', errors: null })).toMatchObject({ code: 'UNAUTHENTICATED', status: 500 });
+    expect(code(500, { code: '429.002', message: 'quota' })).toMatchObject({ code: 'RATE_LIMITED' });
+    expect(code(500, { code: '4010.1' })).toMatchObject({ code: 'UPSTREAM_ERROR' });
+  });
+
   it('keeps a status that has a row of its own, whatever the body says', () => {
     expect(code(401, { code: 400, fields: [{ name: 'service-token', errors: ['is invalid'] }] })).toMatchObject({ code: 'UNAUTHENTICATED' });
     expect(code(409, { code: '400', fields: [{ name: 'slug', errors: ['is taken'] }] })).toMatchObject({ code: 'CONFLICT' });

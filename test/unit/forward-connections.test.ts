@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { forwardConnection, type Connection, type ForwardPage } from '../../subgraphs/kit/connections.ts';
-import { holdsCredential } from '../../subgraphs/kit/cursors.ts';
+import { holdsCredential, makeCursorSigner } from '../../subgraphs/kit/cursors.ts';
 import { errorForUpstream } from '../../subgraphs/kit/errors.ts';
 
 /** Seven items in upstream pages of three, tokens `p2`, `p3`. */
@@ -15,7 +15,8 @@ function upstream() {
   };
   return { fetched, fetchPage };
 }
-const options = (fetchPage: (token: string | null) => Promise<ForwardPage<string>>, filters: Record<string, string | null> = { status: null }) => ({ defaultSize: 3, maxSize: 10, filters, fetchPage });
+const signer = makeCursorSigner('a test key of at least thirty-two characters');
+const options = (fetchPage: (token: string | null) => Promise<ForwardPage<string>>, filters: Record<string, string | null> = { status: null }) => ({ defaultSize: 3, maxSize: 10, filters, fetchPage, signer });
 
 describe('forward-only connections', () => {
   it('give the same list for any page size, reading each upstream page once when aligned', async () => {

@@ -84,6 +84,7 @@ describe('service registry', () => {
       emulatorPort: 'RECOGNITION_EMULATOR_PORT',
       subgraphUrl: 'RECOGNITION_SUBGRAPH_URL',
       timeout: 'RECOGNITION_TIMEOUT_MS',
+      maxResponseBytes: 'RECOGNITION_MAX_RESPONSE_BYTES',
     });
   });
 

@@ -1,17 +1,18 @@
 import { badUserInput } from '../../kit/errors.ts';
 import { pageNumberedConnection } from '../../kit/connections.ts';
 import { nonBlank } from '../../kit/validate.ts';
+import { singleSegment } from '../../kit/paths.ts';
 import { PAGING } from '../client.ts';
 import { remember } from '../loaders.ts';
 import type { Resolvers } from '../__generated__/resolvers.ts';
 import { widgetConnection } from './widgets.ts';
 
-/** The one of `id` and `slug` a lookup was given: the service finds a resource by either, in the same path. */
+/** The one of `id` and `slug` a lookup was given (checked as one path segment): the service finds a resource by either, in the same path. */
 export function idOrSlug({ id, slug }: { id?: string | null; slug?: string | null }): string {
   const hasId = id !== null && id !== undefined;
   const hasSlug = slug !== null && slug !== undefined;
   if (hasId === hasSlug) throw badUserInput('id', 'give exactly one of id and slug');
-  return hasId ? nonBlank(id!, 'id') : nonBlank(slug!, 'slug');
+  return hasId ? singleSegment(nonBlank(id!, 'id'), 'id') : singleSegment(nonBlank(slug!, 'slug'), 'slug');
 }
 
 export const dashboardResolvers: Resolvers = {

@@ -4,6 +4,9 @@
  * A position in the log is opaque outside this folder; subscribers resume from it.
  */
 
+/** The default byte bound of a log: what it holds for replay, whatever the event count. */
+export const DEFAULT_EVENT_LOG_MAX_BYTES = 64 * 1024 * 1024;
+
 export interface NewEvent {
   /** The upstream's id for the event, else a content hash: a second delivery is dropped. */
   dedupeKey: string;

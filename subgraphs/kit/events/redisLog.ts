@@ -1,26 +1,44 @@
 import { Redis } from 'ioredis';
 import type { Logger } from '../../../lib/logger.ts';
-import type { AppendResult, EventLog, LoggedEvent, NewEvent } from './eventLog.ts';
+import { DEFAULT_EVENT_LOG_MAX_BYTES, type AppendResult, type EventLog, type LoggedEvent, type NewEvent } from './eventLog.ts';
 
 export interface RedisLogOptions {
   url: string;
   /** Prefix of every key, so several graphs can share one Redis. */
   prefix: string;
-  /** Stream entries kept (approximately). @default 100000 */
+  /** Stream entries kept. @default 100000 */
   maxLength?: number;
+  /** Bytes of event JSON the stream keeps (the oldest entries go first; the newest always stays). @default 64 MiB */
+  maxBytes?: number;
   /** How long dedupe keys and remembered entities live. @default 7 days */
   retentionSeconds?: number;
   logger?: Logger;
 }
 
 /**
- * Dedupe and append in one step: a crash between the two would either lose the event (key set,
- * nothing appended) or let a redelivery append it twice.
+ * Dedupe, append and trim in one step: a crash between the first two would either lose the event
+ * (key set, nothing appended) or let a redelivery append it twice. The stream is trimmed by count
+ * and by bytes: KEYS[3] counts the bytes of the events it holds (each entry's one field `e`), and
+ * the oldest entries go until both bounds hold, the newest always staying.
+ * KEYS: dedupe key, stream, byte counter, entity keys. ARGV: retention seconds, max length, max
+ * bytes, event JSON, entity JSONs.
  */
 const APPEND = `
 if redis.call('SET', KEYS[1], '1', 'NX', 'EX', ARGV[1]) then
-  local id = redis.call('XADD', KEYS[2], 'MAXLEN', '~', ARGV[2], '*', 'e', ARGV[3])
-  for i = 3, #KEYS do
+  local id = redis.call('XADD', KEYS[2], '*', 'e', ARGV[4])
+  local bytes = redis.call('INCRBY', KEYS[3], string.len(ARGV[4]))
+  local length = redis.call('XLEN', KEYS[2])
+  local maxLength = tonumber(ARGV[2])
+  local maxBytes = tonumber(ARGV[3])
+  while length > 1 and (length > maxLength or bytes > maxBytes) do
+    local oldest = redis.call('XRANGE', KEYS[2], '-', '+', 'COUNT', 1)[1]
+    redis.call('XDEL', KEYS[2], oldest[1])
+    bytes = redis.call('DECRBY', KEYS[3], string.len(oldest[2][2] or ''))
+    length = length - 1
+  end
+  -- Entries written before the counter existed were never counted: it must not go below zero.
+  if bytes < 0 then redis.call('SET', KEYS[3], '0') end
+  for i = 4, #KEYS do
     redis.call('SET', KEYS[i], ARGV[i + 1], 'EX', ARGV[1])
   end
   return id
@@ -36,7 +54,7 @@ function parseId(id: string): [bigint, bigint] | undefined {
  * The log on Redis Streams, shared by every replica: one stream of events, dedupe keys with a
  * retention, and one blocking reader per process that feeds local subscribers.
  */
-export async function createRedisLog({ url, prefix, maxLength = 100_000, retentionSeconds = 7 * 24 * 3600, logger }: RedisLogOptions): Promise<EventLog> {
+export async function createRedisLog({ url, prefix, maxLength = 100_000, maxBytes = DEFAULT_EVENT_LOG_MAX_BYTES, retentionSeconds = 7 * 24 * 3600, logger }: RedisLogOptions): Promise<EventLog> {
   const redis = new Redis(url, { lazyConnect: true, maxRetriesPerRequest: 3 });
   const reader = new Redis(url, { lazyConnect: true, maxRetriesPerRequest: null });
   await Promise.all([redis.connect(), reader.connect()]);
@@ -80,9 +98,9 @@ export async function createRedisLog({ url, prefix, maxLength = 100_000, retenti
   return {
     async append(event: NewEvent): Promise<AppendResult> {
       const entities = event.entities ?? [];
-      const keys = [`${prefix}:dedupe:${event.dedupeKey}`, stream, ...entities.map((entity) => `${prefix}:entity:${entity.kind}:${entity.id}`)];
+      const keys = [`${prefix}:dedupe:${event.dedupeKey}`, stream, `${stream}:bytes`, ...entities.map((entity) => `${prefix}:entity:${entity.kind}:${entity.id}`)];
       const body = JSON.stringify({ dedupeKey: event.dedupeKey, type: event.type, occurredAt: event.occurredAt, payload: event.payload });
-      const args = [String(retentionSeconds), String(maxLength), body, ...entities.map((entity) => JSON.stringify(entity.value))];
+      const args = [String(retentionSeconds), String(maxLength), String(maxBytes), body, ...entities.map((entity) => JSON.stringify(entity.value))];
       const id = (await redis.eval(APPEND, keys.length, ...keys, ...args)) as string | null;
       return id ? { appended: true, position: id } : { appended: false };
     },

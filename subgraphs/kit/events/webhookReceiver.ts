@@ -1,6 +1,7 @@
 import { createHash, timingSafeEqual } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { readBody, sendJson, PayloadTooLargeError } from '../../../lib/http.ts';
+import { nestsDeeperThan } from '../../../lib/jsonDepth.ts';
 import type { Logger } from '../../../lib/logger.ts';
 import type { SubgraphRoute } from '../server.ts';
 import type { EventLog, NewEvent } from './eventLog.ts';
@@ -16,8 +17,12 @@ export interface WebhookReceiverOptions {
   log: EventLog;
   /** @default 64 KiB */
   maxBytes?: number;
-  /** Turns a delivery's JSON into an event, or throws a `DeliveryRejected`. */
+  /** Deepest nesting of objects and arrays accepted in a JSON delivery. @default 32 */
+  maxDepth?: number;
+  /** Turns a delivery's decoded body into an event, or throws a `DeliveryRejected`. */
   parse(body: unknown): ParsedDelivery;
+  /** Decodes the body by its content type, or throws a `DeliveryRejected`. @default JSON only */
+  decode?(raw: Buffer, contentType: string): unknown;
   logger?: Logger;
 }
 
@@ -54,7 +59,7 @@ export function contentHash(value: unknown): string {
  * bounds the body, accepts unknown fields, refuses unknown event types, drops redeliveries, and
  * answers as soon as the event is in the log.
  */
-export function createWebhookReceiver({ path, secret, log, maxBytes = 64 * 1024, parse, logger }: WebhookReceiverOptions): SubgraphRoute[] {
+export function createWebhookReceiver({ path, secret, log, maxBytes = 64 * 1024, maxDepth = 32, parse, decode, logger }: WebhookReceiverOptions): SubgraphRoute[] {
   const prefix = `${path.replace(/\/+$/, '')}/`;
   const handler = async (req: IncomingMessage, res: ServerResponse, url: URL) => {
     const given = url.pathname.startsWith(prefix) ? url.pathname.slice(prefix.length) : '';
@@ -73,11 +78,17 @@ export function createWebhookReceiver({ path, secret, log, maxBytes = 64 * 1024,
       }
       throw error;
     }
+    // Refused, not failed: a 5xx would make the service deliver the same body again and again.
+    const json = !decode || String(req.headers['content-type'] ?? '').includes('json');
+    if (json && nestsDeeperThan(raw, maxDepth)) {
+      sendJson(res, 400, { error: `body nests objects and arrays deeper than ${maxDepth} levels` });
+      return;
+    }
     let body: unknown;
     try {
-      body = JSON.parse(raw.toString('utf8'));
-    } catch {
-      sendJson(res, 400, { error: 'body is not JSON' });
+      body = decode ? await decode(raw, String(req.headers['content-type'] ?? '')) : JSON.parse(raw.toString('utf8'));
+    } catch (error) {
+      sendJson(res, error instanceof DeliveryRejected ? error.status : 400, { error: error instanceof DeliveryRejected ? error.message : 'body is not JSON' });
       return;
     }
     let parsed: ParsedDelivery;

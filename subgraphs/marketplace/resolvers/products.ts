@@ -12,7 +12,7 @@ export const sku = (value: string, argument: string) => maxLength(nonBlank(value
 
 export const productResolvers: Resolvers = {
   Query: {
-    products: async (_parent, { status, first, after }, { client, loaders }) => {
+    products: async (_parent, { status, first, after }, { client, loaders, cursors }) => {
       let totalCount: number | null = null;
       const connection = await forwardConnection<ProductDto>(
         'marketplace-products',
@@ -21,8 +21,9 @@ export const productResolvers: Resolvers = {
           defaultSize: 10,
           maxSize: 100,
           filters: { status: status ?? null },
+          signer: cursors,
           fetchPage: async (next) => {
-            const page = await client.listProducts(next ? { next } : { status: status ?? undefined });
+            const page = await client.listProducts(next ? { next, status: status ?? undefined } : { status: status ?? undefined });
             totalCount = page.total;
             // Questions or variations in the same request then reuse these products.
             for (const product of page.products) loaders.product.prime(product.sku, product);

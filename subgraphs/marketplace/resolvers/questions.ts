@@ -6,7 +6,7 @@ import type { Resolvers } from '../__generated__/resolvers.ts';
 
 export const questionResolvers: Resolvers = {
   Query: {
-    questions: (_parent, { platform, status, first, after }, { client }) => {
+    questions: (_parent, { platform, status, first, after }, { client, cursors }) => {
       if (/[,;\s]/.test(nonBlank(platform, 'platform'))) throw badUserInput('platform', 'must be a single marketplace code');
       return forwardConnection<QuestionDto>(
         'marketplace-questions',
@@ -15,6 +15,7 @@ export const questionResolvers: Resolvers = {
           defaultSize: 20,
           maxSize: 100,
           filters: { platform, status: status ?? null },
+          signer: cursors,
           fetchPage: async (cursor) => {
             const page = await client.listQuestions({ platform, status: status ?? undefined, cursor: cursor ?? undefined });
             return { items: page.questions, next: page.cursor };

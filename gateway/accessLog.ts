@@ -1,0 +1,63 @@
+import type { ApolloServerPlugin } from '@apollo/server';
+import type { Logger } from '../lib/logger.ts';
+import type { GatewayContext } from './context.ts';
+import { callerKey } from './rateLimit.ts';
+
+/** One operation as the access log records it: never a credential, a variable's value or the text. */
+export interface AccessEntry {
+  type: string;
+  /** The operation's name as the client wrote it (names are the client's own words, not data). */
+  operation?: string | undefined;
+  /** SHA-256 of the operation's text, as Apollo's persisted queries name it. */
+  documentHash?: string | undefined;
+  durationMs: number;
+  status: number;
+  errorCodes: readonly string[];
+  /** The path that served it: Apollo Server, or the pass-through. */
+  path: 'apollo' | 'pass-through';
+}
+
+/**
+ * One structured line per operation (`msg: "operation"`), with the upstream calls it cost and a
+ * hash standing for its caller, so an operator can follow one client without seeing its credential.
+ */
+export function createAccessLog(logger: Logger, enabled: boolean) {
+  return {
+    record(context: Pick<GatewayContext, 'headers' | 'principal' | 'calls'>, entry: AccessEntry): void {
+      if (!enabled || !logger.isLevelEnabled('info')) return;
+      logger.info(
+        {
+          ...entry,
+          durationMs: Math.round(entry.durationMs * 100) / 100,
+          upstreamCalls: context.calls?.spent,
+          caller: callerKey(context.headers, context.principal)?.slice(0, 24),
+        },
+        'operation',
+      );
+    },
+  };
+}
+
+export type AccessLog = ReturnType<typeof createAccessLog>;
+
+/** The operations Apollo Server runs, in the access log. */
+export function accessLogPlugin(log: AccessLog): ApolloServerPlugin<GatewayContext> {
+  return {
+    async requestDidStart() {
+      const started = performance.now();
+      return {
+        async willSendResponse({ operation, operationName, queryHash, errors, response, contextValue }) {
+          log.record(contextValue, {
+            type: operation?.operation ?? 'unknown',
+            operation: operationName ?? undefined,
+            documentHash: queryHash,
+            durationMs: performance.now() - started,
+            status: response.http.status ?? 200,
+            errorCodes: [...new Set((errors ?? []).map((error) => String(error.extensions?.code ?? 'INTERNAL_SERVER_ERROR')))],
+            path: 'apollo',
+          });
+        },
+      };
+    },
+  };
+}

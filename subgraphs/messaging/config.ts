@@ -1,0 +1,36 @@
+import { randomBytes } from 'node:crypto';
+import { ConfigError, readInt, readUrl, type Env } from '../../lib/config.ts';
+import { SERVICE_ENTRY, readSubgraphBasics } from '../../lib/services.ts';
+
+export interface MessagingConfig {
+  port: number;
+  host: string;
+  /** The spec's `{sms_url}`: the endpoints hang straight off it. */
+  apiUrl: string;
+  timeoutMs: number;
+  compiledExecution: boolean;
+  /** Shared event log and dedupe across replicas; in memory when absent. */
+  redisUrl?: string;
+  /** Events the in-memory log holds for replay (or the Redis stream's approximate length). */
+  eventLogSize: number;
+  /** The secret in the callback URLs entered in the store's settings. Replicas behind one address must share it. */
+  callbackSecret: string;
+  callbackMaxBytes: number;
+}
+
+export function readMessagingConfig(env: Env, overrides: Partial<MessagingConfig> = {}): MessagingConfig {
+  const basics = readSubgraphBasics(env, SERVICE_ENTRY.messaging, overrides.apiUrl);
+  const secret = env.MESSAGING_CALLBACK_SECRET;
+  if (secret !== undefined && secret !== '' && !/^[A-Za-z0-9_-]{16,}$/.test(secret)) {
+    throw new ConfigError('MESSAGING_CALLBACK_SECRET must be at least 16 characters of A-Z, a-z, 0-9, _ or -; unset it to draw a random one at start.');
+  }
+  return {
+    ...basics,
+    ...(readUrl(env, 'REDIS_URL', ['redis:', 'rediss:']) ? { redisUrl: env.REDIS_URL } : {}),
+    eventLogSize: readInt(env, 'MESSAGING_EVENT_LOG_SIZE', 10_000, { min: 10, max: 10_000_000 }),
+    callbackSecret: secret || randomBytes(24).toString('base64url'),
+    callbackMaxBytes: readInt(env, 'MESSAGING_CALLBACK_MAX_BYTES', 64 * 1024, { min: 1024, max: 10 * 1024 * 1024 }),
+    ...overrides,
+    apiUrl: basics.apiUrl,
+  };
+}
