@@ -85,6 +85,8 @@ export async function launchStack({ nodeFlags = () => [] }: LaunchStackOptions =
     );
     const gateway = await start('gateway', 'gateway/main.ts', {
       GATEWAY_PORT: '0',
+      // No load balancer to warn: a stopped benchmark stops at once.
+      GATEWAY_DRAIN_DELAY_MS: '0',
       ...Object.fromEntries(services.map(({ service, subgraphUrl }) => [service.env.subgraphUrl, subgraphUrl])),
     });
     return {

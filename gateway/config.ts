@@ -1,4 +1,6 @@
 import { readBoolean, readInt, readPort, readUrl, ConfigError, type Env } from '../lib/config.ts';
+import { DEFAULT_MAX_BODY_BYTES } from '../lib/http.ts';
+import { readTrustedProxies, type TrustedProxies } from '../lib/trustedProxies.ts';
 import type { OperationLimits } from './limits.ts';
 import { SERVICES, defaultSubgraphUrl } from '../lib/services.ts';
 import { readAuthSettings } from './auth/config.ts';
@@ -32,6 +34,12 @@ export interface GatewayConfig {
   vendorTelemetry: boolean;
   /** The gateway's public URL, on which download links are built; the request's Host when unset. */
   publicUrl?: string | undefined;
+  /** Peers whose `X-Forwarded-Proto`/`X-Forwarded-Host` are believed when `publicUrl` is unset. None by default. */
+  trustedProxies: TrustedProxies;
+  /** graphql-js's "Did you mean ..." hints in error messages; they name schema members. Off in production. */
+  schemaSuggestions: boolean;
+  /** Bounds on the subscriptions one client can hold open. */
+  subscriptionLimits: SubscriptionLimits;
   /** A graceful stop on SIGTERM: how long `/ready` fails before new connections are refused, and how long requests then get. */
   shutdown: { delayMs: number; graceMs: number };
   /** Identical subgraph reads with identical credentials in flight at once are made once. */
@@ -49,6 +57,15 @@ export interface GatewayConfig {
    * to compare. The pass-through serves only operations the single-fetch shortcut has planned.
    */
   fastPaths: FastPaths;
+}
+
+export interface SubscriptionLimits {
+  /** Operations open at once on one graphql-ws connection. @default 50 */
+  perConnection: number;
+  /** Subscriptions one credential holds open on this gateway, over every connection and transport. @default 2000 */
+  perCredential: number;
+  /** Distinct streams (operation and variables) one credential holds open to subgraphs; identical subscriptions share one. @default 50 */
+  streamsPerCredential: number;
 }
 
 export interface FastPaths {
@@ -83,7 +100,7 @@ export function readGatewayConfig(env: Env, overrides: Partial<GatewayConfig> = 
     sandboxHeaders,
     dashboard: readBoolean(env, 'DASHBOARD', !production),
     subgraphTimeoutMs: readInt(env, 'SUBGRAPH_TIMEOUT_MS', 30_000, { min: 100, max: 300_000 }),
-    maxBodyBytes: readInt(env, 'MAX_BODY_BYTES', 1024 * 1024, { min: 1024, max: 64 * 1024 * 1024 }),
+    maxBodyBytes: readInt(env, 'MAX_BODY_BYTES', DEFAULT_MAX_BODY_BYTES, { min: 1024, max: 64 * 1024 * 1024 }),
     supergraphPath: env.SUPERGRAPH_PATH ?? new URL('../schema/supergraph.graphql', import.meta.url).pathname,
     vendorTelemetry: readBoolean(env, 'APOLLO_VENDOR_TELEMETRY', false),
     limits: {
@@ -96,6 +113,13 @@ export function readGatewayConfig(env: Env, overrides: Partial<GatewayConfig> = 
       maxUpstreamCalls: readInt(env, 'MAX_OPERATION_UPSTREAM_CALLS', 1000, { min: 1, max: 1_000_000 }),
     },
     publicUrl: readUrl(env, 'PUBLIC_URL'),
+    trustedProxies: readTrustedProxies(env),
+    schemaSuggestions: readBoolean(env, 'SCHEMA_SUGGESTIONS', !production),
+    subscriptionLimits: {
+      perConnection: readInt(env, 'MAX_SUBSCRIPTIONS_PER_CONNECTION', 50, { min: 1, max: 100_000 }),
+      perCredential: readInt(env, 'MAX_SUBSCRIPTIONS_PER_CREDENTIAL', 2000, { min: 1, max: 1_000_000 }),
+      streamsPerCredential: readInt(env, 'MAX_SUBSCRIPTION_STREAMS_PER_CREDENTIAL', 50, { min: 1, max: 100_000 }),
+    },
     shutdown: {
       delayMs: readInt(env, 'GATEWAY_DRAIN_DELAY_MS', 5000, { min: 0, max: 120_000 }),
       graceMs: readInt(env, 'GATEWAY_SHUTDOWN_GRACE_MS', 25_000, { min: 0, max: 600_000 }),

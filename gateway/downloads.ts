@@ -3,6 +3,7 @@ import { pipeline } from 'node:stream/promises';
 import { Agent } from 'undici';
 import { sendJson } from '../lib/http.ts';
 import type { Logger } from '../lib/logger.ts';
+import { forwardedHeader, type TrustedProxies } from '../lib/trustedProxies.ts';
 import { DOWNLOADS_PATH } from '../lib/downloads.ts';
 
 /** Response headers a download passes on; nothing else of the subgraph's answer reaches the browser. */
@@ -11,14 +12,18 @@ const LINK = new RegExp(`^${DOWNLOADS_PATH}([a-z][a-z0-9-]*)/([A-Za-z0-9_-]{1,12
 const HOST = /^[A-Za-z0-9.-]+(:\d{1,5})?$|^\[[0-9A-Fa-f:.]+\](:\d{1,5})?$/;
 
 /**
- * The origin subgraphs build absolute links on: `PUBLIC_URL` when configured (behind a proxy it
- * must be), else the scheme and Host the caller used.
+ * The origin subgraphs build absolute links on: `PUBLIC_URL` when configured (production sets it),
+ * else the scheme and host the caller used. `X-Forwarded-Proto` and `X-Forwarded-Host` are believed
+ * only from a configured proxy (`TRUSTED_PROXIES`); from anyone else they are ignored, and the
+ * socket's own scheme and the `Host` header stand.
  */
-export function gatewayOrigin(publicUrl: string | undefined, req: IncomingMessage): string | undefined {
+export function gatewayOrigin(publicUrl: string | undefined, req: IncomingMessage, proxies: TrustedProxies): string | undefined {
   if (publicUrl) return new URL(publicUrl).origin;
-  const host = req.headers.host;
+  const host = forwardedHeader(req, proxies, 'x-forwarded-host') ?? req.headers.host;
   if (!host || !HOST.test(host)) return undefined;
-  const proto = req.headers['x-forwarded-proto'] === 'https' ? 'https' : 'http';
+  const forwardedProto = forwardedHeader(req, proxies, 'x-forwarded-proto')?.toLowerCase();
+  const ownProto = 'encrypted' in req.socket && req.socket.encrypted ? 'https' : 'http';
+  const proto = forwardedProto === 'https' || forwardedProto === 'http' ? forwardedProto : ownProto;
   return `${proto}://${host}`;
 }
 

@@ -16,6 +16,7 @@ import type { GatewayContext } from './context.ts';
 import { createPassThrough } from './passThrough.ts';
 import { checkReadiness } from './readiness.ts';
 import { operationLimitsRule } from './limits.ts';
+import { scalarLiteralsRule } from './scalarLiterals.ts';
 import { createDemandControl, readCostTable } from './demandControl.ts';
 import { demandControlPlugin } from './demandControlPlugin.ts';
 import { SubgraphDataSource } from './subgraphDataSource.ts';
@@ -76,7 +77,7 @@ export async function startGateway(config: GatewayConfig, logger: Logger): Promi
   const authenticator = createAuthenticator({ resourceMetadataUrl: metadataUrl, ...config.auth }, logger.child({ component: 'auth' }));
   /** RFC 9728: where a partner's explorer learns which authorization server issues tokens for this graph. */
   const protectedResource = (req: http.IncomingMessage) => ({
-    resource: `${gatewayOrigin(config.publicUrl, req)}/graphql`,
+    resource: `${gatewayOrigin(config.publicUrl, req, config.trustedProxies)}/graphql`,
     authorization_servers: config.explorer.authorizationServers,
     scopes_supported: config.explorer.scopes,
     bearer_methods_supported: ['header'],
@@ -89,6 +90,8 @@ export async function startGateway(config: GatewayConfig, logger: Logger): Promi
   // The outcome of authenticating an HTTP request, for the context Apollo builds from it later.
   const authenticated = new WeakMap<http.IncomingMessage, Authenticated>();
   const limits = operationLimitsRule(config.limits);
+  const rules = [limits, scalarLiteralsRule()];
+  const format = formatGraphError(logger, { hideSuggestions: !config.schemaSuggestions });
   const demand = createDemandControl({ schema: planner.graphqlApiSchema, costs: readCostTable(supergraphSdl), ...config.demand });
   const operationMetrics = createOperationMetrics(metrics.registry);
   const { singleFetch, passThrough: passingThrough } = config.fastPaths;
@@ -100,8 +103,9 @@ export async function startGateway(config: GatewayConfig, logger: Logger): Promi
     })(),
     logger: apolloLogger(logger),
     includeStacktraceInErrorResponses: false,
-    formatError: formatGraphError(logger),
-    validationRules: [limits],
+    hideSchemaDetailsFromClientErrors: !config.schemaSuggestions,
+    formatError: format,
+    validationRules: rules,
     plugins: [
       config.sandbox
         ? ApolloServerPluginLandingPageLocalDefault({
@@ -120,7 +124,7 @@ export async function startGateway(config: GatewayConfig, logger: Logger): Promi
   const clientSignals = new WeakMap<http.IncomingMessage, AbortSignal>();
   const contextOf = (req: http.IncomingMessage): GatewayContext => {
     const caller = authenticated.get(req);
-    return { headers: (caller?.headers ?? req.headers) as IncomingHttpHeaders, origin: gatewayOrigin(config.publicUrl, req), principal: caller?.principal, signal: clientSignals.get(req) };
+    return { headers: (caller?.headers ?? req.headers) as IncomingHttpHeaders, origin: gatewayOrigin(config.publicUrl, req, config.trustedProxies), principal: caller?.principal, signal: clientSignals.get(req) };
   };
   const graphql = apolloHandler<GatewayContext>({
     server: apollo,
@@ -141,11 +145,19 @@ export async function startGateway(config: GatewayConfig, logger: Logger): Promi
         }
       : undefined,
   });
-  const executor = createSubscriptionExecutor({ planner, dataSources, subgraphUrl: (name) => dataSources.get(name)?.url ?? '', logger, demand });
+  const executor = createSubscriptionExecutor({
+    planner,
+    dataSources,
+    subgraphUrl: (name) => dataSources.get(name)?.url ?? '',
+    logger,
+    demand,
+    format,
+    limits: { subscriptions: config.subscriptionLimits.perCredential, streams: config.subscriptionLimits.streamsPerCredential },
+  });
   subscriptionMetrics(metrics.registry, executor);
   sharedReadMetrics(metrics.registry, dataSources);
   const runner = createOperationRunner(executor, apollo, authenticator.enabled || limiter.enabled ? { authenticator, access, limiter } : undefined);
-  const sse = createSseTransport({ schema: executor.planner.graphqlApiSchema, runner, rules: [limits], authenticatedOf: (req) => authenticated.get(req) });
+  const sse = createSseTransport({ schema: executor.planner.graphqlApiSchema, runner, rules, maxBodyBytes: config.maxBodyBytes, format, authenticatedOf: (req) => authenticated.get(req) });
   const downloads = createDownloadProxy(config.subgraphUrls, logger);
   const dashboard = config.dashboard ? createDashboard({ demoToken: config.sandboxHeaders['x-recognition-token'] }) : undefined;
 
@@ -210,7 +222,15 @@ export async function startGateway(config: GatewayConfig, logger: Logger): Promi
     });
   });
   server.keepAliveTimeout = 65_000;
-  const detachWebSockets = attachWebSocketTransport({ server, schema: executor.planner.graphqlApiSchema, runner, logger, rules: [limits] });
+  const detachWebSockets = attachWebSocketTransport({
+    server,
+    schema: executor.planner.graphqlApiSchema,
+    runner,
+    format,
+    rules,
+    maxPayloadBytes: config.maxBodyBytes,
+    maxOperationsPerConnection: config.subscriptionLimits.perConnection,
+  });
 
   const started = await listen(server, config.port, config.host);
   logger.info({ url: `${started.url}/graphql` }, 'gateway listening');

@@ -1,6 +1,7 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { HeaderMap, type ApolloServer, type BaseContext, type ContextFunction } from '@apollo/server';
-import { readBody, sendJson, PayloadTooLargeError } from './http.ts';
+import { DEFAULT_MAX_BODY_BYTES, readBody, sendJson, PayloadTooLargeError } from './http.ts';
+import { blockedAsCsrf, illFormedVariablesMessage, isJsonContentType } from './requestChecks.ts';
 
 export interface ApolloHandlerOptions<Context extends BaseContext> {
   server: ApolloServer<Context>;
@@ -10,31 +11,38 @@ export interface ApolloHandlerOptions<Context extends BaseContext> {
   /**
    * Sees a POST's parsed body before Apollo Server does (the fast paths for repeat operations). It
    * either answers the request itself, or lets Apollo Server run it, in the context it hands over
-   * when it has already built one.
+   * when it has already built one. Only a request Apollo Server would itself run gets here: a JSON
+   * body (`application/json`) that its CSRF prevention lets through.
    */
   first?(body: unknown, req: IncomingMessage, res: ServerResponse): Promise<FirstOutcome<Context>>;
 }
 
 export type FirstOutcome<Context> = { served: true } | { served: false; context?: Context | undefined };
 
+/** The refusal of a body over the limit; the connection closes after it rather than read the rest. */
+export function refuseTooLarge(res: ServerResponse, maxBodyBytes: number): void {
+  sendJson(res, 413, { errors: [{ message: `request body exceeds ${maxBodyBytes} bytes`, extensions: { code: 'BAD_REQUEST' } }] }, { connection: 'close' });
+}
+
 /**
- * Reads a GraphQL request's body (JSON when its type says so, else text; nothing for GET). A body
- * over the limit or JSON that does not parse is answered here, and `undefined` returned.
+ * Reads a GraphQL request's body (JSON when its type is `application/json`, as Apollo Server's
+ * own body parsers read it; else text; nothing for GET). A body over the limit or JSON that does
+ * not parse is answered here, and `undefined` returned.
  */
-async function readGraphQLBody(req: IncomingMessage, res: ServerResponse, maxBodyBytes = 1024 * 1024): Promise<{ body: unknown } | undefined> {
+async function readGraphQLBody(req: IncomingMessage, res: ServerResponse, maxBodyBytes = DEFAULT_MAX_BODY_BYTES): Promise<{ body: unknown } | undefined> {
   if (req.method !== 'POST') return { body: undefined };
   let raw: Buffer;
   try {
     raw = await readBody(req, maxBodyBytes);
   } catch (error) {
     if (error instanceof PayloadTooLargeError) {
-      sendJson(res, 413, { errors: [{ message: `request body exceeds ${maxBodyBytes} bytes`, extensions: { code: 'BAD_REQUEST' } }] });
+      refuseTooLarge(res, maxBodyBytes);
     } else {
       res.destroy();
     }
     return undefined;
   }
-  if (!String(req.headers['content-type'] ?? '').includes('json')) return { body: raw.toString('utf8') };
+  if (!isJsonContentType(req.headers['content-type'])) return { body: raw.toString('utf8') };
   try {
     return { body: JSON.parse(raw.toString('utf8')) };
   } catch {
@@ -43,16 +51,34 @@ async function readGraphQLBody(req: IncomingMessage, res: ServerResponse, maxBod
   }
 }
 
+/** A GET's variables, when they are JSON (Apollo Server words every other case itself). */
+function variablesOfSearch(url: URL): unknown {
+  const raw = url.searchParams.get('variables');
+  if (!raw || !raw.includes('\\u')) return undefined;
+  try {
+    return JSON.parse(raw) as unknown;
+  } catch {
+    return undefined;
+  }
+}
+
 /**
  * Apollo Server over plain node:http: no framework in the hot path, and the body limit and
  * JSON errors are ours rather than a middleware's HTML page.
  */
-export function apolloHandler<Context extends BaseContext>({ server, context, maxBodyBytes = 1024 * 1024, first }: ApolloHandlerOptions<Context>) {
+export function apolloHandler<Context extends BaseContext>({ server, context, maxBodyBytes = DEFAULT_MAX_BODY_BYTES, first }: ApolloHandlerOptions<Context>) {
   return async (req: IncomingMessage, res: ServerResponse, url: URL): Promise<void> => {
     const read = await readGraphQLBody(req, res, maxBodyBytes);
     if (!read) return;
     const { body } = read;
-    const outcome = first && req.method === 'POST' ? await first(body, req, res) : undefined;
+    const variables = req.method === 'POST' ? (body as { variables?: unknown } | undefined)?.variables : variablesOfSearch(url);
+    const illFormed = illFormedVariablesMessage(variables);
+    if (illFormed) {
+      sendJson(res, 400, { errors: [{ message: illFormed, extensions: { code: 'BAD_USER_INPUT' } }] });
+      return;
+    }
+    const runsAsApolloWould = req.method === 'POST' && isJsonContentType(req.headers['content-type']) && !blockedAsCsrf(req.headers);
+    const outcome = first && runsAsApolloWould ? await first(body, req, res) : undefined;
     if (outcome?.served) return;
     const built = outcome?.context;
     const headers = new HeaderMap();

@@ -14,6 +14,9 @@ const KNOWN_CODES = new Set<string>([
   ApolloServerErrorCode.BAD_REQUEST,
 ]);
 
+/** The codes an error may reach a client with on purpose (README, "Errors"); anything else is masked as `INTERNAL_SERVER_ERROR`. */
+export const KNOWN_ERROR_CODES: readonly string[] = [...KNOWN_CODES];
+
 /**
  * Errors we raise on purpose carry a known code and pass through. Anything else is a bug: its
  * message could hold anything (a URL, a header), so the client sees a generic message and the
@@ -76,8 +79,24 @@ function normaliseInputError(formatted: GraphQLFormattedError, error: unknown): 
   return { ...formatted, extensions: { ...formatted.extensions, code: 'BAD_USER_INPUT', ...(argument ? { argument } : {}) } };
 }
 
+/** graphql-js's hints at names the schema holds ("Did you mean ..."), which production keeps to itself. */
+const SUGGESTION = / ?Did you mean(.+?)\?$/s;
+
+/** The message without graphql-js's suggestion of similar names (as Apollo Server's `hideSchemaDetailsFromClientErrors`). */
+export function withoutSuggestions(formatted: GraphQLFormattedError): GraphQLFormattedError {
+  return SUGGESTION.test(formatted.message) ? { ...formatted, message: formatted.message.replace(SUGGESTION, '') } : formatted;
+}
+
+export interface FormatOptions {
+  /** Drop "Did you mean ..." from messages: they reveal field, argument and enum names. @default false */
+  hideSuggestions?: boolean;
+}
+
 /** The one formatError of every server: input errors named, unexpected errors masked. */
-export function formatGraphError(logger: Logger) {
+export function formatGraphError(logger: Logger, { hideSuggestions = false }: FormatOptions = {}) {
   const mask = maskUnexpectedErrors(logger);
-  return (formatted: GraphQLFormattedError, error: unknown): GraphQLFormattedError => mask(normaliseInputError(formatted, error), error);
+  return (formatted: GraphQLFormattedError, error: unknown): GraphQLFormattedError => {
+    const result = mask(normaliseInputError(formatted, error), error);
+    return hideSuggestions ? withoutSuggestions(result) : result;
+  };
 }

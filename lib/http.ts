@@ -8,6 +8,9 @@ export interface Started {
   close(): Promise<void>;
 }
 
+/** The body (and WebSocket message) limit of a process that sets none of its own. */
+export const DEFAULT_MAX_BODY_BYTES = 1024 * 1024;
+
 export class PayloadTooLargeError extends Error {
   override name = 'PayloadTooLargeError';
   constructor(readonly limitBytes: number) {

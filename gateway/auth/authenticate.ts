@@ -1,6 +1,5 @@
-import { BlockList, isIPv4, isIPv6 } from 'node:net';
 import type { Logger } from '../../lib/logger.ts';
-import { ConfigError } from '../../lib/config.ts';
+import { makeTrustedProxies } from '../../lib/trustedProxies.ts';
 import type { Headers } from '../context.ts';
 import { parseScopes, type Principal } from './principal.ts';
 import { createCredentialStore, type CredentialStore } from './serviceCredentials.ts';
@@ -43,26 +42,7 @@ export class AuthFailure extends Error {
 /** The headers an OAuth 2.0 API gateway (section D's plugin) adds to what it forwards. */
 const PROXY_HEADERS = ['x-consumer-id', 'x-consumer-username', 'x-authenticated-userid', 'x-authenticated-scope'] as const;
 
-export function trustedProxyList(entries: readonly string[]): BlockList {
-  const list = new BlockList();
-  for (const entry of entries) {
-    const [address, prefix] = entry.split('/');
-    const type = isIPv4(address ?? '') ? 'ipv4' : isIPv6(address ?? '') ? 'ipv6' : undefined;
-    if (!type) throw new ConfigError(`TRUSTED_PROXIES must list IP addresses or CIDR ranges separated by commas; "${entry}" is neither.`);
-    if (prefix === undefined) list.addAddress(address!, type);
-    else list.addSubnet(address!, Number(prefix), type);
-  }
-  return list;
-}
-
 const first = (value: string | string[] | undefined) => (Array.isArray(value) ? value[0] : value);
-
-function bareAddress(remoteAddress: string | undefined): { address: string; type: 'ipv4' | 'ipv6' } | undefined {
-  if (!remoteAddress) return undefined;
-  const mapped = /^::ffff:(\d+\.\d+\.\d+\.\d+)$/i.exec(remoteAddress)?.[1];
-  if (mapped) return { address: mapped, type: 'ipv4' };
-  return isIPv4(remoteAddress) ? { address: remoteAddress, type: 'ipv4' } : isIPv6(remoteAddress) ? { address: remoteAddress, type: 'ipv6' } : undefined;
-}
 
 /**
  * Who is calling: a bearer token validated by standards, or the consumer an API gateway in front
@@ -71,14 +51,13 @@ function bareAddress(remoteAddress: string | undefined): { address: string; type
 export function createAuthenticator(settings: AuthSettings, logger: Logger) {
   const enabled = settings.mode === 'oauth2';
   const verifier = enabled ? createTokenVerifier(settings) : undefined;
-  const proxies = trustedProxyList(settings.trustedProxies);
+  const proxies = makeTrustedProxies(settings.trustedProxies);
   const store: CredentialStore | undefined = enabled ? createCredentialStore({ file: settings.credentialsFile, given: settings.principalCredentials, redisUrl: settings.redisUrl }) : undefined;
   const metadata = settings.resourceMetadataUrl ? `, resource_metadata="${settings.resourceMetadataUrl}"` : '';
 
   function fromProxy(headers: Headers, remoteAddress: string | undefined): Principal | undefined {
     if (!PROXY_HEADERS.some((name) => headers[name] !== undefined)) return undefined;
-    const peer = bareAddress(remoteAddress);
-    if (!peer || !proxies.check(peer.address, peer.type)) return undefined;
+    if (!proxies.trusts(remoteAddress)) return undefined;
     const userId = first(headers['x-authenticated-userid']);
     const consumer = first(headers['x-consumer-username']) ?? first(headers['x-consumer-id']);
     const id = consumer ?? userId;

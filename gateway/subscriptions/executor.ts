@@ -30,8 +30,19 @@ export interface SubscriptionExecutorOptions {
   /** The data sources of the gateway, for the entity fetches of each event. */
   dataSources: ReadonlyMap<string, GraphQLDataSource>;
   logger: Logger;
+  /** The one formatError of the gateway. */
+  format?: (formatted: GraphQLFormattedError, error: unknown) => GraphQLFormattedError;
+  /** Bounds on what one credential holds open. */
+  limits?: CredentialLimits;
   /** The upstream call budget of each event's execution, checked against the estimate when subscribing. */
   demand?: DemandControl;
+}
+
+export interface CredentialLimits {
+  /** Subscriptions of one credential, over every connection and transport. @default 2000 */
+  subscriptions: number;
+  /** Distinct upstream streams of one credential (identical subscriptions share one). @default 50 */
+  streams: number;
 }
 
 export interface SubscriptionStats {
@@ -52,6 +63,13 @@ export interface SubscriptionExecutor {
 interface Group {
   subscribers: Set<PushIterator<FormattedExecutionResult>>;
   upstream: Upstream;
+  /** Whose stream this is: the hash of the owning service's credential. */
+  holder: string;
+}
+
+interface Holdings {
+  subscriptions: number;
+  streams: number;
 }
 
 function stableStringify(value: unknown): string {
@@ -71,16 +89,31 @@ function stableStringify(value: unknown): string {
  * Identical (operation, variables, credential) subscriptions share one upstream stream and one
  * execution per event; a dropped stream resumes from its last cursor.
  */
-export function createSubscriptionExecutor({ planner, subgraphUrl, dataSources, logger, demand }: SubscriptionExecutorOptions): SubscriptionExecutor {
+export function createSubscriptionExecutor({ planner, subgraphUrl, dataSources, logger, demand, format = formatGraphError(logger), limits = { subscriptions: 2000, streams: 50 } }: SubscriptionExecutorOptions): SubscriptionExecutor {
   const groups = new Map<string, Group>();
-  const format = formatGraphError(logger);
+  /** What each credential holds open, by credential hash; an entry goes when it holds nothing. */
+  const holdings = new Map<string, Holdings>();
+  const holdingsOf = (holder: string) => holdings.get(holder) ?? { subscriptions: 0, streams: 0 };
+  const adjust = (holder: string, change: Partial<Holdings>) => {
+    const current = holdingsOf(holder);
+    const next = { subscriptions: current.subscriptions + (change.subscriptions ?? 0), streams: current.streams + (change.streams ?? 0) };
+    if (next.subscriptions <= 0 && next.streams <= 0) holdings.delete(holder);
+    else holdings.set(holder, next);
+  };
+  /** Forgets a group once, whichever of its ends comes first. */
+  const dropGroup = (key: string, group: Group) => {
+    if (groups.get(key) !== group) return;
+    groups.delete(key);
+    adjust(group.holder, { streams: -1 });
+  };
   const formatAll = (errors: readonly GraphQLError[] | readonly GraphQLFormattedError[]): GraphQLFormattedError[] =>
     errors.map((error) => (error instanceof GraphQLError ? format(error.toJSON(), error) : error));
   const baseLogger = apolloLogger(logger);
   let executions = 0;
 
-  function openGroup(key: string, plan: SubscriptionPlan, variables: Record<string, unknown>, headers: SubscriptionRequest['headers'], estimate: Estimate | undefined): Group {
+  function openGroup(key: string, holder: string, plan: SubscriptionPlan, variables: Record<string, unknown>, headers: SubscriptionRequest['headers'], estimate: Estimate | undefined): Group {
     const subscribers = new Set<PushIterator<FormattedExecutionResult>>();
+    let self: Group | undefined;
     let lastCursor: string | undefined = plan.clientAfter ? (('literal' in plan.clientAfter ? plan.clientAfter.literal : variables[plan.clientAfter.variable]) as string | undefined) : undefined;
     // Events are executed one after another, so every subscriber sees them in upstream order.
     let tail = Promise.resolve();
@@ -88,7 +121,7 @@ export function createSubscriptionExecutor({ planner, subgraphUrl, dataSources, 
       for (const subscriber of subscribers) subscriber.push(result);
     };
     const end = (errors?: readonly GraphQLFormattedError[]) => {
-      groups.delete(key);
+      if (self) dropGroup(key, self);
       for (const subscriber of subscribers) {
         if (errors?.length) subscriber.push({ errors });
         subscriber.end();
@@ -144,7 +177,8 @@ export function createSubscriptionExecutor({ planner, subgraphUrl, dataSources, 
       },
       logger,
     });
-    return { subscribers, upstream };
+    self = { subscribers, upstream, holder };
+    return self;
   }
 
   return {
@@ -166,6 +200,12 @@ export function createSubscriptionExecutor({ planner, subgraphUrl, dataSources, 
         return { errors: formatAll([graphError(`${primary.serviceName} needs a credential to subscribe: send ${needed.join(' or ')}`, { code: ErrorCode.Unauthenticated, service: primary.serviceName })]) };
       }
 
+      const holder = createHash('sha256').update(stableStringify(credentialHeadersFor(primary.serviceName, headers))).digest('hex');
+      const held = holdingsOf(holder);
+      if (held.subscriptions >= limits.subscriptions) {
+        return { errors: formatAll([graphError(`this credential already holds ${limits.subscriptions} subscriptions, the most allowed (MAX_SUBSCRIPTIONS_PER_CREDENTIAL)`, { code: ErrorCode.RateLimited })]) };
+      }
+
       const credentials = [...new Set([...dataSources.keys(), primary.serviceName])].map((name) => stableStringify(credentialHeadersFor(name, headers)));
       const key = createHash('sha256')
         .update((plan as SubscriptionPlan).text)
@@ -178,20 +218,26 @@ export function createSubscriptionExecutor({ planner, subgraphUrl, dataSources, 
         .digest('hex');
       let group = groups.get(key);
       if (!group) {
-        group = openGroup(key, plan as SubscriptionPlan, variables, headers, checked?.estimate);
+        if (held.streams >= limits.streams) {
+          return { errors: formatAll([graphError(`this credential already holds ${limits.streams} distinct subscription streams, the most allowed (MAX_SUBSCRIPTION_STREAMS_PER_CREDENTIAL); identical subscriptions share one`, { code: ErrorCode.RateLimited })]) };
+        }
+        group = openGroup(key, holder, plan as SubscriptionPlan, variables, headers, checked?.estimate);
         groups.set(key, group);
+        adjust(holder, { streams: 1 });
       }
       const joined = group;
       const subscriber = createPushIterator<FormattedExecutionResult>({
         onReturn: () => {
+          adjust(holder, { subscriptions: -1 });
           joined.subscribers.delete(subscriber);
           if (joined.subscribers.size === 0 && groups.get(key) === joined) {
-            groups.delete(key);
+            dropGroup(key, joined);
             joined.upstream.close();
           }
         },
       });
       joined.subscribers.add(subscriber);
+      adjust(holder, { subscriptions: 1 });
       return subscriber;
     },
     stats() {
@@ -200,11 +246,11 @@ export function createSubscriptionExecutor({ planner, subgraphUrl, dataSources, 
       return { upstreams: groups.size, subscribers, executions };
     },
     close() {
-      for (const group of groups.values()) {
+      for (const [key, group] of [...groups]) {
+        dropGroup(key, group);
         group.upstream.close();
         for (const subscriber of group.subscribers) subscriber.end();
       }
-      groups.clear();
     },
   };
 }

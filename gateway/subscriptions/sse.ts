@@ -1,41 +1,170 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import { specifiedRules, validate, type GraphQLSchema, type ValidationRule } from 'graphql';
-import { createHandler } from 'graphql-sse/lib/use/http';
+import { once } from 'node:events';
+import { GraphQLError, type GraphQLFormattedError, type GraphQLSchema, type ValidationRule } from 'graphql';
+import { createHandler, type Request } from 'graphql-sse';
+import { refuseTooLarge } from '../../lib/apolloHttp.ts';
+import { readBody, sendJson, PayloadTooLargeError } from '../../lib/http.ts';
+import { blockedAsCsrf, CSRF_MESSAGE, isJsonContentType } from '../../lib/requestChecks.ts';
 import type { Headers, OperationRunner } from './operations.ts';
 import type { Authenticated } from '../auth/authenticate.ts';
+import { createOperationPreparer, requestShapeError } from './prepare.ts';
 
-/**
- * graphql-sse on the gateway's `/graphql` (distinct connections mode: POST with
- * `Accept: text/event-stream`). Credentials travel in the same headers as for queries.
- */
-export function createSseTransport({
-  schema,
-  runner,
-  rules = [],
-  authenticatedOf = () => undefined,
-}: {
+type Format = (formatted: GraphQLFormattedError, error: unknown) => GraphQLFormattedError;
+
+export interface SseTransportOptions {
   schema: GraphQLSchema;
   runner: OperationRunner;
   rules?: readonly ValidationRule[];
+  /** The largest request body read; a larger one is refused with 413 before it is buffered. */
+  maxBodyBytes: number;
+  /** The one formatError (codes, masking, suggestions hidden in production). */
+  format: Format;
   /** What the gateway's HTTP layer established about the caller of this request, when its OAuth 2.0 is on. */
   authenticatedOf?: (req: IncomingMessage) => Authenticated | undefined;
-}) {
-  const handler = createHandler<{ headers: Headers; authenticated?: Authenticated | undefined }>({
+}
+
+interface Raw {
+  req: IncomingMessage;
+  res: ServerResponse;
+}
+
+const SINGLE_CONNECTION_OFF =
+  'GraphQL over SSE is served in distinct connections mode only (the graphql-sse client default): reservations (PUT) and stream tokens are not accepted. To run several operations over one connection, use graphql-ws.';
+
+/** A GET's operation, as graphql-sse reads it from the URL (JSON that does not parse stands as text, and is refused as such). */
+function paramsOfSearch(url: URL): Record<string, unknown> {
+  const json = (name: string) => {
+    const raw = url.searchParams.get(name);
+    if (raw === null) return undefined;
+    try {
+      return JSON.parse(raw) as unknown;
+    } catch {
+      return raw;
+    }
+  };
+  return { query: url.searchParams.get('query') ?? undefined, operationName: url.searchParams.get('operationName') ?? undefined, variables: json('variables'), extensions: json('extensions') };
+}
+
+/** Waits until the response can take more, or is gone: a slow reader holds its own events back, in its own bounded queue. */
+async function writable(res: ServerResponse): Promise<void> {
+  if (!res.writableNeedDrain || res.destroyed) return;
+  await Promise.race([once(res, 'drain'), once(res, 'close')]);
+}
+
+/**
+ * graphql-sse on the gateway's `/graphql`, distinct connections mode only: a POST (or GET) with
+ * `Accept: text/event-stream` carries one operation, credentials in the same headers as for queries.
+ *
+ * The body is read here, within `MAX_BODY_BYTES`, and handed to graphql-sse parsed (its own reader
+ * would buffer any size). Single connection mode is off: its reservations live in one process's
+ * memory with no expiry, and graphql-sse queues events for a stream nobody opened without bound;
+ * graphql-ws already multiplexes operations on one connection. Results are written as the socket
+ * drains, so a slow reader's events wait in the executor's bounded queue, not in ours.
+ */
+export function createSseTransport({ schema, runner, rules = [], maxBodyBytes, format, authenticatedOf = () => undefined }: SseTransportOptions) {
+  const prepare = createOperationPreparer({ schema, rules });
+  const formatErrors = (errors: readonly (GraphQLError | GraphQLFormattedError)[]) => errors.map((error) => (error instanceof GraphQLError ? format(error.toJSON(), error) : error));
+
+  const handler = createHandler<Raw, undefined, { headers: Headers; authenticated?: Authenticated | undefined }>({
     schema,
-    validate: (validationSchema, document) => validate(validationSchema, document, [...specifiedRules, ...rules]),
-    context: (req) => ({ headers: (req.raw as IncomingMessage).headers, authenticated: authenticatedOf(req.raw as IncomingMessage) }),
+    // No token: graphql-sse's single connection mode is disabled, every request stands alone.
+    authenticate: () => null as unknown as string,
+    onSubscribe(req, params) {
+      const prepared = prepare(params);
+      // As graphql-sse's protocol has it, a request's GraphQL errors (syntax, validation, variables)
+      // are the stream's one result, so a client sees them rather than a bare 400; `data` is absent
+      // on the wire, as for any request error (graphql-sse needs the key to take it as a result).
+      if ('errors' in prepared) return { data: undefined, errors: prepared.errors };
+      return { schema, ...prepared, contextValue: { headers: req.raw.req.headers, authenticated: authenticatedOf(req.raw.req) } };
+    },
+    // `onSubscribe` has validated already.
+    validate: () => [],
     subscribe: (args) => runner.subscribe({ ...args, headers: args.contextValue.headers, authenticated: args.contextValue.authenticated }),
     execute: (args) => runner.execute({ ...args, headers: args.contextValue.headers, authenticated: args.contextValue.authenticated }),
+    async onNext(_ctx, req, result) {
+      await writable(req.raw.res);
+      return result.errors ? { ...result, errors: formatErrors(result.errors) as unknown as GraphQLError[] } : undefined;
+    },
   });
+
+  async function handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
+    const method = (req.method ?? 'GET').toUpperCase();
+    const url = new URL(req.url ?? '/', 'http://local');
+    if (method !== 'GET' && method !== 'POST') {
+      return sendJson(res, 405, { errors: [{ message: SINGLE_CONNECTION_OFF, extensions: { code: 'BAD_REQUEST' } }] }, { allow: 'GET, POST' });
+    }
+    if (req.headers['x-graphql-event-stream-token'] !== undefined || url.searchParams.has('token')) {
+      req.resume();
+      return sendJson(res, 400, { errors: [{ message: SINGLE_CONNECTION_OFF, extensions: { code: 'BAD_REQUEST' } }] });
+    }
+    if (blockedAsCsrf(req.headers)) {
+      req.resume();
+      return sendJson(res, 400, { errors: [{ message: CSRF_MESSAGE, extensions: { code: 'BAD_REQUEST' } }] });
+    }
+    let body: Record<string, unknown> | null = null;
+    if (method === 'POST') {
+      if (!isJsonContentType(req.headers['content-type'])) {
+        req.resume();
+        return sendJson(res, 415, { errors: [{ message: 'GraphQL over SSE takes a body of type application/json', extensions: { code: 'BAD_REQUEST' } }] });
+      }
+      let raw: Buffer;
+      try {
+        raw = await readBody(req, maxBodyBytes);
+      } catch (error) {
+        if (error instanceof PayloadTooLargeError) return refuseTooLarge(res, maxBodyBytes);
+        res.destroy();
+        return;
+      }
+      let parsed: unknown;
+      try {
+        parsed = JSON.parse(raw.toString('utf8'));
+      } catch {
+        return sendJson(res, 400, { errors: [{ message: 'request body is not valid JSON', extensions: { code: 'BAD_REQUEST' } }] });
+      }
+      if (!parsed || typeof parsed !== 'object' || Array.isArray(parsed)) {
+        return sendJson(res, 400, { errors: [{ message: 'request body must be a JSON object', extensions: { code: 'BAD_REQUEST' } }] });
+      }
+      body = parsed as Record<string, unknown>;
+    }
+    // graphql-sse would refuse a malformed request in its own words, without a code.
+    const shape = requestShapeError(body ?? paramsOfSearch(url));
+    if (shape) return sendJson(res, 400, { errors: [{ message: shape, extensions: { code: 'BAD_REQUEST' } }] });
+    const request: Request<Raw, undefined> = {
+      method,
+      url: req.url ?? '/',
+      headers: {
+        // This transport was chosen for the event stream: graphql-sse needs the exact type to stream.
+        get: (name) => (name === 'accept' ? 'text/event-stream' : ([] as string[]).concat(req.headers[name] ?? []).join('\n') || undefined),
+      },
+      body,
+      raw: { req, res },
+      context: undefined,
+    };
+    const [stream, init] = await handler(request);
+    if (stream && typeof stream !== 'string') {
+      const ended = () => void stream.return?.(undefined);
+      res.once('close', ended);
+      res.writeHead(init.status, init.statusText, init.headers);
+      for await (const chunk of stream) {
+        if (res.destroyed || !res.writable) break;
+        if (!res.write(chunk)) await writable(res);
+      }
+      res.off('close', ended);
+      res.end();
+      return;
+    }
+    res.writeHead(init.status, init.statusText, init.headers);
+    res.end(stream ?? undefined);
+  }
+
   return {
     /**
-     * Whether a request on `/graphql` is for this transport rather than plain HTTP: a stream
-     * (distinct connections), or a reservation of single-connection mode (PUT, or a request
-     * carrying the stream token).
+     * Whether a request on `/graphql` is for this transport rather than plain HTTP: an event stream,
+     * or an attempt at single connection mode (PUT, DELETE, a stream token), refused here in words.
      */
     accepts(req: IncomingMessage): boolean {
-      return String(req.headers.accept ?? '').includes('text/event-stream') || req.method === 'PUT' || req.headers['x-graphql-event-stream-token'] !== undefined;
+      return String(req.headers.accept ?? '').includes('text/event-stream') || req.method === 'PUT' || req.method === 'DELETE' || req.headers['x-graphql-event-stream-token'] !== undefined;
     },
-    handle: (req: IncomingMessage, res: ServerResponse) => handler(req, res),
+    handle,
   };
 }

@@ -1,33 +1,53 @@
 import type http from 'node:http';
-import { GraphQLError, specifiedRules, validate, type FormattedExecutionResult, type GraphQLSchema, type ValidationRule } from 'graphql';
+import { GraphQLError, type FormattedExecutionResult, type GraphQLFormattedError, type GraphQLSchema, type ValidationRule } from 'graphql';
 import { WebSocketServer } from 'ws';
 import { useServer } from 'graphql-ws/use/ws';
-import type { Logger } from '../../lib/logger.ts';
-import { formatGraphError } from '../../lib/errorFormatting.ts';
 import { lowerCaseKeys, type Headers, type OperationRunner } from './operations.ts';
+import { createOperationPreparer } from './prepare.ts';
+
+export interface WebSocketTransportOptions {
+  server: http.Server;
+  schema: GraphQLSchema;
+  runner: OperationRunner;
+  /** The one formatError (codes, masking, suggestions hidden in production). */
+  format: (formatted: GraphQLFormattedError, error: unknown) => GraphQLFormattedError;
+  rules?: readonly ValidationRule[];
+  /** The largest message accepted; a larger one closes the socket with 1009 before it is buffered. */
+  maxPayloadBytes: number;
+  /** Operations one connection may hold open at once. */
+  maxOperationsPerConnection: number;
+  /** @default '/graphql' */
+  path?: string;
+}
 
 /**
  * graphql-ws (the graphql-transport-ws protocol) on the gateway's `/graphql`, by WebSocket upgrade.
- * Credentials travel in `connectionParams` under the same names as the HTTP headers.
+ * Credentials travel in `connectionParams` under the same names as the HTTP headers. Every frame
+ * is bounded by `maxPayloadBytes` (ws would accept 100 MiB before any credential is seen), and
+ * each operation is checked as Apollo Server checks one over HTTP, with the same codes.
  */
-export function attachWebSocketTransport({ server, schema, runner, logger, rules = [], path = '/graphql' }: { server: http.Server; schema: GraphQLSchema; runner: OperationRunner; logger: Logger; rules?: readonly ValidationRule[]; path?: string }): (code?: number, reason?: string) => Promise<void> {
-  const wss = new WebSocketServer({ server, path });
-  const format = formatGraphError(logger);
+export function attachWebSocketTransport({ server, schema, runner, format, rules = [], maxPayloadBytes, maxOperationsPerConnection, path = '/graphql' }: WebSocketTransportOptions): (code?: number, reason?: string) => Promise<void> {
+  const wss = new WebSocketServer({ server, path, maxPayload: maxPayloadBytes });
+  const prepare = createOperationPreparer({ schema, rules });
   const disposable = useServer<Record<string, unknown> | undefined, Record<string, unknown>>(
     {
       schema,
-      validate: (validationSchema, document) => validate(validationSchema, document, [...specifiedRules, ...rules]),
-      context: (ctx) => ({ headers: lowerCaseKeys(ctx.connectionParams), remoteAddress: (ctx.extra as { request?: http.IncomingMessage }).request?.socket.remoteAddress }),
+      onSubscribe(ctx, _id, payload) {
+        // The operation being subscribed already holds its place in `ctx.subscriptions`.
+        if (Object.keys(ctx.subscriptions).length > maxOperationsPerConnection) {
+          return [new GraphQLError(`this connection already holds ${maxOperationsPerConnection} operations, the most allowed at once (MAX_SUBSCRIPTIONS_PER_CONNECTION)`, { extensions: { code: 'RATE_LIMITED' } })];
+        }
+        const prepared = prepare(payload);
+        if ('errors' in prepared) return prepared.errors;
+        const remoteAddress = (ctx.extra as { request?: http.IncomingMessage }).request?.socket.remoteAddress;
+        return { schema, ...prepared, contextValue: { headers: lowerCaseKeys(ctx.connectionParams), remoteAddress } };
+      },
       subscribe: (args) => runner.subscribe({ ...args, ...(args.contextValue as { headers: Headers; remoteAddress?: string }) }),
       execute: (args) => runner.execute({ ...args, ...(args.contextValue as { headers: Headers; remoteAddress?: string }) }),
       // Every result of the runner is already formatted: send it as it is.
       onNext: (_ctx, _id, _payload, _args, result) => result as FormattedExecutionResult,
-      // Validation errors come without a code; give them the one HTTP clients see.
-      onError: (_ctx, _id, _payload, errors) =>
-        errors.map((error) => {
-          const coded = error.extensions?.code ? error : new GraphQLError(error.message, { nodes: error.nodes, source: error.source, positions: error.positions, extensions: { ...error.extensions, code: 'GRAPHQL_VALIDATION_FAILED' } });
-          return format(coded.toJSON(), coded);
-        }),
+      // Refusals come coded from `onSubscribe`; an error a stream ends with is masked unless coded.
+      onError: (_ctx, _id, _payload, errors) => errors.map((error) => format(error.toJSON(), error)),
     },
     wss,
   );

@@ -28,6 +28,8 @@ export interface RecognitionConfig {
   /** The secret in the registered webhook URL. Replicas behind one address must share it. */
   webhookSecret: string;
   webhookMaxBytes: number;
+  /** How long the service's answer on a credential is remembered for subscribing (0: never). */
+  credentialCheckTtlMs: number;
 }
 
 export function readRecognitionConfig(env: Env, overrides: Partial<RecognitionConfig> = {}): RecognitionConfig {
@@ -47,6 +49,7 @@ export function readRecognitionConfig(env: Env, overrides: Partial<RecognitionCo
     ...(env.RECOGNITION_SERVICE_TOKEN ? { serviceToken: env.RECOGNITION_SERVICE_TOKEN } : {}),
     webhookSecret: secret || randomBytes(24).toString('base64url'),
     webhookMaxBytes: readInt(env, 'RECOGNITION_WEBHOOK_MAX_BYTES', 64 * 1024, { min: 1024, max: 10 * 1024 * 1024 }),
+    credentialCheckTtlMs: readInt(env, 'RECOGNITION_CREDENTIAL_CHECK_TTL_MS', 30_000, { min: 0, max: 600_000 }),
     ...overrides,
     apiUrl: basics.apiUrl,
   };

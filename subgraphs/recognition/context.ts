@@ -3,6 +3,7 @@ import type { RestTransport } from '../kit/transport.ts';
 import { credentialHeader } from '../kit/server.ts';
 import { scopedTransport, type CallScope } from '../kit/callScope.ts';
 import type { EventLog } from '../kit/events/eventLog.ts';
+import type { CredentialChecks } from '../kit/credentialChecks.ts';
 import { CREDENTIAL_HEADER, createRecognitionClient, type RecognitionClient } from './client.ts';
 import { createLoaders, type RecognitionLoaders } from './loaders.ts';
 import { WEBHOOK_PATH } from './events.ts';
@@ -11,18 +12,22 @@ export interface RecognitionContext {
   client: RecognitionClient;
   loaders: RecognitionLoaders;
   events: EventLog;
+  /** Checks the caller's credential upstream before a subscription streams, remembering the answer briefly. */
+  verifyCredential(): Promise<void>;
 }
 
 /** What every request's context is built from: shared by the process, holding no caller's data. */
 export interface RecognitionDependencies {
   transport: RestTransport;
   events: EventLog;
+  credentialChecks: CredentialChecks;
 }
 
 /** One request's context: the caller's credential bound into a client, and fresh loaders over it. */
-export function makeContext({ transport, events }: RecognitionDependencies, headers: IncomingMessage['headers'] | Record<string, unknown>, scope?: CallScope): RecognitionContext {
-  const client = createRecognitionClient({ transport: scopedTransport(transport, scope), token: credentialHeader(headers, CREDENTIAL_HEADER) });
-  return { client, loaders: createLoaders(client, scope), events };
+export function makeContext({ transport, events, credentialChecks }: RecognitionDependencies, headers: IncomingMessage['headers'] | Record<string, unknown>, scope?: CallScope): RecognitionContext {
+  const token = credentialHeader(headers, CREDENTIAL_HEADER);
+  const client = createRecognitionClient({ transport: scopedTransport(transport, scope), token });
+  return { client, loaders: createLoaders(client, scope), events, verifyCredential: () => credentialChecks.check(token, () => client.verifyCredential()) };
 }
 
 const OUR_WEBHOOK = new RegExp(`(${WEBHOOK_PATH.replace(/\//g, '\\/')}\\/)[^/?#]+`);

@@ -1,6 +1,6 @@
 import { asArray, asRecord, toNumber } from '../kit/envelopes.ts';
 import { DeliveryRejected, contentHash, type ParsedDelivery } from '../kit/events/webhookReceiver.ts';
-import { instantOrNull } from '../kit/scalars.ts';
+import { instantOrNull } from '../../lib/scalars.ts';
 import { toUser, type UserDto, type WebhookEventTypeDto } from './client.ts';
 
 /** Where the recognition service POSTs its webhooks on this subgraph; the secret follows. */

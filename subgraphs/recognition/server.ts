@@ -8,6 +8,7 @@ import type { SubgraphDefinition } from '../kit/server.ts';
 import type { EventLog } from '../kit/events/eventLog.ts';
 import { createMemoryLog } from '../kit/events/memoryLog.ts';
 import { createRedisLog } from '../kit/events/redisLog.ts';
+import { createCredentialChecks } from '../kit/credentialChecks.ts';
 import { createWebhookReceiver } from '../kit/events/webhookReceiver.ts';
 import { attachSubscriptionServer } from '../kit/events/wsServer.ts';
 import type { RecognitionConfig } from './config.ts';
@@ -25,7 +26,7 @@ export async function createRecognitionSubgraph(config: RecognitionConfig, logge
   const events: EventLog = config.redisUrl
     ? await createRedisLog({ url: config.redisUrl, prefix: 'graph:recognition', maxLength: config.eventLogSize, maxBytes: config.eventLogMaxBytes, logger })
     : createMemoryLog({ capacity: config.eventLogSize, maxBytes: config.eventLogMaxBytes });
-  const dependencies = { transport, events };
+  const dependencies = { transport, events, credentialChecks: createCredentialChecks({ ttlMs: config.credentialCheckTtlMs }) };
   new Gauge({
     name: 'recognition_event_subscriptions',
     help: 'Subscriptions following the event log in this process',

@@ -13,14 +13,14 @@ afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
 function runBench(env: Record<string, string>): Promise<{ code: number | null; stdout: string; stderr: string }> {
   return new Promise((resolve) => {
-    execFile(process.execPath, ['--import', 'tsx', 'bench/run.ts'], { cwd: root, env: { ...process.env, ...env }, timeout: 60_000 }, (error, stdout, stderr) =>
+    execFile(process.execPath, ['--import', 'tsx', 'bench/run.ts'], { cwd: root, env: { ...process.env, ...env }, timeout: 180_000 }, (error, stdout, stderr) =>
       resolve({ code: error ? ((error as { code?: number }).code ?? 1) : 0, stdout, stderr }),
     );
   });
 }
 
 describe('npm run bench', () => {
-  it('runs the whole stack as processes and reports both sides, upstream calls, memory and subscriptions', { timeout: 60_000 }, async () => {
+  it('runs the whole stack as processes and reports both sides, upstream calls, memory and subscriptions', { timeout: 180_000 }, async () => {
     const out = join(dir, 'report.json');
     const operations = ['reward', 'leaderboard100', 'redemptions20'];
     const run = await runBench({ BENCH_QUICK: '1', BENCH_OPS: operations.join(','), BENCH_OUT: out });

@@ -8,7 +8,9 @@ import { subscribeSse, subscribeWs, type Collected } from '../support/subscriber
 import { composeWithKudos, startKudosSubgraph } from '../support/kudosSubgraph.ts';
 import { waitForEventSubscriptions } from '../support/waitFor.ts';
 
-const t = await startTestStack({ RECOGNITION_EMULATOR_RETRY_MS: '20' });
+// Every subscribe checks its credential upstream here, so the request log can count the checks;
+// remembering them is tested in hardening/subscription-flood.test.ts.
+const t = await startTestStack({ RECOGNITION_EMULATOR_RETRY_MS: '20', RECOGNITION_CREDENTIAL_CHECK_TTL_MS: '0' });
 const emulator = t.emulator('recognition');
 const subgraphUrl = t.stack.services[0]!.subgraphUrl;
 const member = { 'x-recognition-token': DEMO_TOKENS.member };
@@ -65,11 +67,19 @@ describe('subscriptions bridged from the recognition webhooks', () => {
     expect(await subscription.waitFor(1)).toEqual([{ data: { bonusCreated: { bonus: { id: bonus.id, hashtag: '#shipit' } } } }]);
   });
 
-  it('delivers over SSE in single-connection mode too', async () => {
-    const subscription = sse('subscription { bonusCreated { bonus { id } } }', { singleConnection: true });
-    await waitForEventSubscriptions(subgraphUrl, 1);
-    const { bonus } = await giveBonus();
-    expect(await subscription.waitFor(1)).toEqual([{ data: { bonusCreated: { bonus: { id: bonus.id } } } }]);
+  it('refuses SSE single-connection mode in words, before any subscription exists', async () => {
+    // What the graphql-sse client sends in that mode: a reservation, then operations carrying its token.
+    const reservation = await fetch(t.graphqlUrl, { method: 'PUT', headers: member });
+    expect(reservation.status).toBe(405);
+    expect(await reservation.json()).toMatchObject({ errors: [{ extensions: { code: 'BAD_REQUEST' } }] });
+    const operation = await fetch(t.graphqlUrl, {
+      method: 'POST',
+      headers: { ...member, 'content-type': 'application/json', 'x-graphql-event-stream-token': 'some-token' },
+      body: JSON.stringify({ query: 'subscription { bonusCreated { bonus { id } } }', extensions: { operationId: '1' } }),
+    });
+    expect(operation.status).toBe(400);
+    expect(await operation.json()).toMatchObject({ errors: [{ extensions: { code: 'BAD_REQUEST' } }] });
+    expect(t.stack.gateway.subscriptions.stats().subscribers).toBe(0);
   });
 
   it('runs queries over the streaming transports too', async () => {

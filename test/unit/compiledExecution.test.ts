@@ -3,7 +3,7 @@ import { GraphQLError, execute, parse, getOperationAST, type ExecutionResult } f
 import { buildSubgraphSchema } from '@apollo/subgraph';
 import { describe, expect, it } from 'vitest';
 import { compiledExecution, type Executor } from '../../subgraphs/kit/compiledExecution.ts';
-import { DateScalar } from '../../subgraphs/kit/scalars.ts';
+import { DateScalar } from '../../lib/scalars.ts';
 
 const typeDefs = parse(`
   scalar Date

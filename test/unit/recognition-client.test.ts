@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { serviceDate } from '../../subgraphs/recognition/client.ts';
-import { DateScalar, DateTimeScalar } from '../../subgraphs/kit/scalars.ts';
+import { DateScalar, DateTimeScalar } from '../../lib/scalars.ts';
 
 describe('recognition dates', () => {
   it('formats ISO dates as the service’s DD Mon YYYY', () => {

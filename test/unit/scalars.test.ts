@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { DateTimeScalar, isCanonicalInstant } from '../../subgraphs/kit/scalars.ts';
+import { DateTimeScalar, isCanonicalInstant } from '../../lib/scalars.ts';
 
 const viaDate = (value: string): string | null => {
   const date = new Date(value);

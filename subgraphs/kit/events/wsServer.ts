@@ -4,6 +4,7 @@ import { WebSocketServer } from 'ws';
 import { useServer } from 'graphql-ws/use/ws';
 import type { Logger } from '../../../lib/logger.ts';
 import { formatGraphError } from '../../../lib/errorFormatting.ts';
+import { DEFAULT_MAX_BODY_BYTES } from '../../../lib/http.ts';
 
 export interface SubscriptionServerOptions<Context extends object> {
   server: http.Server;
@@ -13,6 +14,8 @@ export interface SubscriptionServerOptions<Context extends object> {
   logger: Logger;
   /** @default '/graphql' */
   path?: string;
+  /** The largest message accepted (as the HTTP body limit); a larger one closes the socket with 1009. @default 1 MiB */
+  maxPayloadBytes?: number;
 }
 
 const lowerCaseKeys = (params: unknown): Record<string, unknown> =>
@@ -22,8 +25,8 @@ const lowerCaseKeys = (params: unknown): Record<string, unknown> =>
  * graphql-ws on the subgraph's own `/graphql`: the gateway opens subscriptions here. Credentials
  * arrive in `connectionParams` under the same names as the HTTP headers.
  */
-export function attachSubscriptionServer<Context extends object>({ server, schema, context, logger, path = '/graphql' }: SubscriptionServerOptions<Context>): () => Promise<void> {
-  const wss = new WebSocketServer({ server, path });
+export function attachSubscriptionServer<Context extends object>({ server, schema, context, logger, path = '/graphql', maxPayloadBytes = DEFAULT_MAX_BODY_BYTES }: SubscriptionServerOptions<Context>): () => Promise<void> {
+  const wss = new WebSocketServer({ server, path, maxPayload: maxPayloadBytes });
   const format = formatGraphError(logger);
   const formatAll = (errors: readonly { toJSON(): GraphQLFormattedError }[]) => errors.map((error) => format(error.toJSON(), error));
   const disposable = useServer(

@@ -1,4 +1,4 @@
-import { DateScalar, DateTimeScalar, JSONScalar } from '../../kit/scalars.ts';
+import { DateScalar, DateTimeScalar, JSONScalar } from '../../../lib/scalars.ts';
 import { mergeResolvers } from '../../kit/mergeResolvers.ts';
 import type { Resolvers } from '../__generated__/resolvers.ts';
 import { QuestionStatus } from '../enums.ts';

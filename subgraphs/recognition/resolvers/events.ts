@@ -42,13 +42,13 @@ const eventFields = {
 
 /**
  * A subscription over the event log. The credential is checked before anything streams: a caller
- * the service refuses gets no events.
+ * the service refuses gets no events (the answer is remembered briefly, per credential).
  */
 function followEvents<Args extends { after?: string | null }>(accepts: (args: Args) => (event: LoggedEvent) => boolean) {
   return {
-    subscribe: async (_parent: unknown, args: Args, { client, events }: RecognitionContext) => {
+    subscribe: async (_parent: unknown, args: Args, { verifyCredential, events }: RecognitionContext) => {
       const position = positionOf(args.after);
-      await client.verifyCredential();
+      await verifyCredential();
       return followLog(events, position, accepts(args));
     },
     resolve: (event: LoggedEvent) => event,

@@ -1,4 +1,4 @@
-import { DateScalar, DateTimeScalar } from '../../kit/scalars.ts';
+import { DateScalar, DateTimeScalar } from '../../../lib/scalars.ts';
 import type { Resolvers } from '../__generated__/resolvers.ts';
 import { analyticsResolvers } from './analytics.ts';
 import { apiKeyResolvers } from './apiKeys.ts';

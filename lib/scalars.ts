@@ -1,5 +1,7 @@
 import { GraphQLError, GraphQLScalarType, Kind, type ValueNode } from 'graphql';
 
+// The custom scalars: served by the subgraphs, and their literals checked by the gateway with the same parsers.
+
 const ISO_DATE = /^(\d{4})-(\d{2})-(\d{2})$/;
 
 function parseIsoDate(value: unknown): string {

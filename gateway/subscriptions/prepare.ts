@@ -1,0 +1,66 @@
+import { GraphQLError, getOperationAST, parse, specifiedRules, validate, type DocumentNode, type GraphQLSchema, type ValidationRule } from 'graphql';
+import { illFormedVariablesMessage } from '../../lib/requestChecks.ts';
+
+/** An operation as a streaming transport received it, before anything about it is trusted. */
+export interface OperationParams {
+  query?: unknown;
+  operationName?: unknown;
+  variables?: unknown;
+}
+
+const isRecord = (value: unknown) => typeof value === 'object' && value !== null && !Array.isArray(value);
+
+/**
+ * What is wrong with a request's shape (Apollo Server's and graphql-sse's rules: a string `query`,
+ * an object or nothing for `variables` and `extensions`, a string or nothing for `operationName`),
+ * or undefined when it is well formed.
+ */
+export function requestShapeError({ query, operationName, variables, extensions }: OperationParams & { extensions?: unknown }): string | undefined {
+  if (typeof query !== 'string' || query === '') return 'GraphQL operations must contain a non-empty `query`.';
+  if (operationName !== undefined && operationName !== null && typeof operationName !== 'string') return '`operationName` must be a string if provided.';
+  if (variables !== undefined && variables !== null && !isRecord(variables)) return '`variables` must be an object if provided.';
+  if (extensions !== undefined && extensions !== null && !isRecord(extensions)) return '`extensions` must be an object if provided.';
+  return undefined;
+}
+
+export type Prepared = { document: DocumentNode; operationName: string | undefined; variableValues: Record<string, unknown> | undefined } | { errors: GraphQLError[] };
+
+const coded = (error: GraphQLError, code: string) =>
+  error.extensions?.code ? error : new GraphQLError(error.message, { nodes: error.nodes, source: error.source, positions: error.positions, originalError: error.originalError, extensions: { ...error.extensions, code } });
+
+const refused = (message: string, code: string): Prepared => ({ errors: [new GraphQLError(message, { extensions: { code } })] });
+
+/**
+ * What Apollo Server checks before running an operation over HTTP, for graphql-ws and SSE: the
+ * request's shape, variables that UTF-8 can carry, the document's syntax, the validation rules
+ * (the gateway's limits among them), and which operation to run. Every refusal carries the code
+ * HTTP clients get for the same mistake.
+ */
+export function createOperationPreparer({ schema, rules = [] }: { schema: GraphQLSchema; rules?: readonly ValidationRule[] }) {
+  const allRules = [...specifiedRules, ...rules];
+  return (params: OperationParams & { extensions?: unknown }): Prepared => {
+    const { query, operationName, variables } = params;
+    const shape = requestShapeError(params);
+    if (shape) return refused(shape, 'BAD_REQUEST');
+    if (typeof query !== 'string') return refused('GraphQL operations must contain a non-empty `query`.', 'BAD_REQUEST');
+    const illFormed = illFormedVariablesMessage(variables);
+    if (illFormed) return refused(illFormed, 'BAD_USER_INPUT');
+    let document: DocumentNode;
+    try {
+      document = parse(query);
+    } catch (error) {
+      if (error instanceof GraphQLError) return { errors: [coded(error, 'GRAPHQL_PARSE_FAILED')] };
+      throw error;
+    }
+    const invalid = validate(schema, document, allRules);
+    if (invalid.length) return { errors: invalid.map((error) => coded(error, 'GRAPHQL_VALIDATION_FAILED')) };
+    // The shape check made it a string or nothing.
+    const name = (operationName ?? undefined) as string | undefined;
+    if (!getOperationAST(document, name)) {
+      return refused(name ? `Unknown operation named "${name}".` : 'Must provide operation name if query contains multiple operations.', 'OPERATION_RESOLUTION_FAILURE');
+    }
+    return { document, operationName: name, variableValues: (variables ?? undefined) as Record<string, unknown> | undefined };
+  };
+}
+
+export type OperationPreparer = ReturnType<typeof createOperationPreparer>;

@@ -1,0 +1,73 @@
+import { describe, expect, it } from 'vitest';
+import { startTestStack } from '../../support/stack.ts';
+import { TRANSPORTS } from '../../support/transports.ts';
+import { capturedLogs } from '../../support/logs.ts';
+
+/**
+ * Issue 14, items 11 (the transports' part) and 12: every refusal carries its documented code, the
+ * same on HTTP, SSE and graphql-ws, and production names no schema member in a suggestion.
+ */
+const dev = await startTestStack();
+const production = await startTestStack({ NODE_ENV: 'production' });
+const ANY = Object.entries(TRANSPORTS);
+/**
+ * A request's GraphQL errors: HTTP 400 over HTTP; over SSE the stream's one result (graphql-sse's
+ * protocol: the client sees the errors, not a bare status); over graphql-ws an `error` message.
+ */
+const REFUSED_STATUS: Record<string, number> = { http: 400, sse: 200, ws: 0 };
+
+describe('refusals coded the same on every transport', () => {
+  it.each(ANY)('a lone surrogate in a variable is BAD_USER_INPUT (HTTP 400), logged as nothing unexpected, over %s', async (name, send) => {
+    const before = capturedLogs.filter((line) => line.includes('unexpected error')).length;
+    const outcome = await send(dev.graphqlUrl, JSON.parse('{"query":"query ($id: ID!) { redemption(id: $id) { id } }","variables":{"id":"rd_\\ud800"}}'), dev.stack.demoHeaders);
+    expect(outcome.status).toBe(REFUSED_STATUS[name]);
+    expect(outcome.body?.errors?.map((error) => error.extensions?.code)).toEqual(['BAD_USER_INPUT']);
+    expect(outcome.body).not.toHaveProperty('data');
+    expect(capturedLogs.filter((line) => line.includes('unexpected error')).length).toBe(before);
+  });
+
+  it.each(ANY)('two anonymous operations are GRAPHQL_VALIDATION_FAILED (HTTP 400) over %s', async (name, send) => {
+    const outcome = await send(dev.graphqlUrl, { query: '{ hashtagTrends { hashtag } } { teapot }' }, dev.stack.demoHeaders);
+    expect(outcome.status).toBe(REFUSED_STATUS[name]);
+    expect(new Set(outcome.body?.errors?.map((error) => error.extensions?.code))).toEqual(new Set(['GRAPHQL_VALIDATION_FAILED']));
+  });
+
+  it.each(ANY)('a bad Date literal is a validation error coded BAD_USER_INPUT with its argument, without data, over %s', async (name, send) => {
+    for (const literal of ['"2026-13-45"', '"yesterday"', '20261101']) {
+      const outcome = await send(dev.graphqlUrl, { query: `{ leaderboard(direction: GIVEN, startDate: ${literal}) { count } }` }, dev.stack.demoHeaders);
+      expect(outcome.status).toBe(REFUSED_STATUS[name]);
+      expect(outcome.body).not.toHaveProperty('data');
+      expect(outcome.body?.errors?.map((error) => error.extensions)).toEqual([expect.objectContaining({ code: 'BAD_USER_INPUT', argument: 'startDate' })]);
+    }
+    const good = await send(dev.graphqlUrl, { query: '{ leaderboard(direction: GIVEN, startDate: "2026-11-01") { count } }' }, dev.stack.demoHeaders);
+    expect(good.body?.errors).toBeUndefined();
+  });
+
+  it.each(ANY)('parse and validation errors carry their codes over %s', async (_name, send) => {
+    const parse = await send(dev.graphqlUrl, { query: '{ teapot' }, dev.stack.demoHeaders);
+    expect(parse.body?.errors?.[0]?.extensions?.code).toBe('GRAPHQL_PARSE_FAILED');
+    const unknown = await send(dev.graphqlUrl, { query: '{ hashtagTrendz { hashtag } }' }, dev.stack.demoHeaders);
+    expect(unknown.body?.errors?.[0]?.extensions?.code).toBe('GRAPHQL_VALIDATION_FAILED');
+    // Development keeps graphql-js's help.
+    expect(unknown.body?.errors?.[0]?.message).toMatch(/Did you mean "hashtagTrends"\?/);
+  });
+});
+
+describe('no suggestions in production', () => {
+  const probes = [
+    '{ hashtagTrendz { hashtag } }',
+    '{ leaderboard(direction: GIVN) { count } }',
+    '{ leaderboard(directon: GIVEN) { count } }',
+    '{ leaderboard(direction: GIVEN, team: { managerID: "usr_001" }) { count } }',
+  ];
+  it.each(ANY)('names no schema member over %s, for fields, arguments, enum values and input fields', async (_name, send) => {
+    for (const query of probes) {
+      const outcome = await send(production.graphqlUrl, { query }, production.stack.demoHeaders);
+      expect(outcome.body?.errors?.length).toBeGreaterThan(0);
+      expect(outcome.text).not.toMatch(/Did you mean/);
+    }
+    const variable = await send(production.graphqlUrl, { query: 'query ($d: LeaderboardDirection!) { leaderboard(direction: $d) { count } }', variables: { d: 'GIVN' } }, production.stack.demoHeaders);
+    expect(variable.body?.errors?.[0]?.extensions?.code).toBe('BAD_USER_INPUT');
+    expect(variable.text).not.toMatch(/Did you mean/);
+  });
+});
