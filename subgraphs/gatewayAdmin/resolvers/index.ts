@@ -1,4 +1,4 @@
-import { DateTimeScalar } from '../../kit/scalars.ts';
+import { DateTimeScalar } from '../../../lib/scalars.ts';
 import { mergeResolvers } from '../../kit/mergeResolvers.ts';
 import { OAuthGrant } from '../client.ts';
 import type { Resolvers } from '../__generated__/resolvers.ts';
