@@ -5,6 +5,7 @@ import type { OperationLimits } from './limits.ts';
 import { SERVICES, defaultSubgraphUrl } from '../lib/services.ts';
 import { readAuthSettings } from './auth/config.ts';
 import type { AuthSettings } from './auth/authenticate.ts';
+import type { ExplorerHintSettings } from './auth/explorerHints.ts';
 import type { RateLimitSettings } from './rateLimit.ts';
 
 export interface GatewayConfig {
@@ -51,7 +52,7 @@ export interface GatewayConfig {
   /** The graph's own OAuth 2.0 (off by default). */
   auth: AuthSettings;
   /** Where a partner's explorer gets a token, published at /.well-known/oauth-protected-resource. */
-  explorer: { authorizationServers: string[]; tokenUrl?: string | undefined; authorizeUrl?: string | undefined; scopes: string[] };
+  explorer: ExplorerHintSettings;
   /**
    * The gateway's own fast paths beside Apollo's, each of which can be turned off to diagnose or
    * to compare. The pass-through serves only operations the single-fetch shortcut has planned.

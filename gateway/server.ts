@@ -33,6 +33,7 @@ import { AuthFailure, createAuthenticator, type Authenticated } from './auth/aut
 import { createFieldAccess, withFieldAccess } from './auth/access.ts';
 import { readAccessRequirements, withoutAccessDirectives } from './auth/requirements.ts';
 import { createRateLimiter, rateLimitedError } from './rateLimit.ts';
+import { createExplorerHints } from './auth/explorerHints.ts';
 import { accessLogPlugin, createAccessLog } from './accessLog.ts';
 
 /** Sandbox's page is public: it asks for nothing but the page, and carries the token box itself. */
@@ -75,14 +76,12 @@ export async function startGateway(config: GatewayConfig, logger: Logger): Promi
   const planner = createPlanner(supergraphSdl);
   const metadataUrl = config.publicUrl ? `${config.publicUrl}/.well-known/oauth-protected-resource` : undefined;
   const authenticator = createAuthenticator({ resourceMetadataUrl: metadataUrl, ...config.auth }, logger.child({ component: 'auth' }));
+  const explorer = createExplorerHints(config.explorer, () => dataSources.get('gatewayAdmin'), logger.child({ component: 'auth' }));
   /** RFC 9728: where a partner's explorer learns which authorization server issues tokens for this graph. */
-  const protectedResource = (req: http.IncomingMessage) => ({
+  const protectedResource = async (req: http.IncomingMessage) => ({
     resource: `${gatewayOrigin(config.publicUrl, req, config.trustedProxies)}/graphql`,
-    authorization_servers: config.explorer.authorizationServers,
-    scopes_supported: config.explorer.scopes,
     bearer_methods_supported: ['header'],
-    ...(config.explorer.tokenUrl ? { token_endpoint: config.explorer.tokenUrl } : {}),
-    ...(config.explorer.authorizeUrl ? { authorization_endpoint: config.explorer.authorizeUrl } : {}),
+    ...(await explorer.hints()),
   });
   const limiter = createRateLimiter(config.rateLimits);
   const accessLog = createAccessLog(logger.child({ component: 'access' }), config.accessLog);
@@ -201,7 +200,7 @@ export async function startGateway(config: GatewayConfig, logger: Logger): Promi
           clientSignals.set(req, clientGone(res));
           return graphql(req, res, url);
         case '/.well-known/oauth-protected-resource':
-          return sendJson(res, 200, protectedResource(req));
+          return sendJson(res, 200, await protectedResource(req));
         case '/health':
           return sendJson(res, 200, { status: 'ok' });
         case '/ready': {

@@ -1,10 +1,11 @@
 import { ConfigError, readBoolean, readInt, readUrl, type Env } from '../../lib/config.ts';
 import type { AuthSettings } from './authenticate.ts';
+import type { ExplorerHintSettings } from './explorerHints.ts';
 
 const list = (raw: string | undefined) => (raw ?? '').split(/[\s,]+/).filter(Boolean);
 
 /** The graph's own OAuth 2.0 settings; `GATEWAY_AUTH=oauth2` needs at least one way to know a caller. */
-export function readAuthSettings(env: Env): { auth: AuthSettings; explorer: { authorizationServers: string[]; tokenUrl?: string | undefined; authorizeUrl?: string | undefined; scopes: string[] } } {
+export function readAuthSettings(env: Env): { auth: AuthSettings; explorer: ExplorerHintSettings } {
   const mode = (env.GATEWAY_AUTH ?? 'off').toLowerCase();
   if (mode !== 'off' && mode !== 'oauth2') throw new ConfigError(`GATEWAY_AUTH must be off or oauth2; got "${env.GATEWAY_AUTH}".`);
   const auth: AuthSettings = {
@@ -32,5 +33,17 @@ export function readAuthSettings(env: Env): { auth: AuthSettings; explorer: { au
   const tokenUrl = readUrl(env, 'AUTH_TOKEN_URL');
   const authorizeUrl = readUrl(env, 'AUTH_AUTHORIZE_URL');
   const issuerUrl = auth.issuer && /^https?:\/\//.test(auth.issuer) ? [auth.issuer] : [];
-  return { auth, explorer: { authorizationServers: issuerUrl, tokenUrl, authorizeUrl, scopes: list(env.AUTH_SCOPES) } };
+  return {
+    auth,
+    explorer: {
+      authorizationServers: issuerUrl,
+      tokenUrl,
+      authorizeUrl,
+      scopes: list(env.AUTH_SCOPES),
+      api: env.AUTH_EXPLORER_API || undefined,
+      consumer: env.AUTH_EXPLORER_CONSUMER || undefined,
+      // The gateway reads the explorer's settings with the same administrator token the subgraph checks.
+      adminToken: env.GATEWAY_ADMIN_TOKEN || undefined,
+    },
+  };
 }
