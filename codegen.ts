@@ -4,6 +4,7 @@ import { marketplaceCodegen } from './subgraphs/marketplace/codegen.config.ts';
 import { dashboardsCodegen } from './subgraphs/dashboards/codegen.config.ts';
 import { messagingCodegen } from './subgraphs/messaging/codegen.config.ts';
 import { importsCodegen } from './subgraphs/imports/codegen.config.ts';
+import { gatewayAdminCodegen } from './subgraphs/gatewayAdmin/codegen.config.ts';
 
 interface SubgraphCodegen {
   schema: string;
@@ -14,7 +15,7 @@ interface SubgraphCodegen {
   scalars?: Record<string, string>;
 }
 
-const subgraphs: SubgraphCodegen[] = [recognitionCodegen, marketplaceCodegen, dashboardsCodegen, messagingCodegen, importsCodegen];
+const subgraphs: SubgraphCodegen[] = [recognitionCodegen, marketplaceCodegen, dashboardsCodegen, messagingCodegen, importsCodegen, gatewayAdminCodegen];
 
 /** Resolver types for every subgraph, with federation types and mappers to each client's DTOs. */
 const config: CodegenConfig = {

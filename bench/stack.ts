@@ -1,5 +1,5 @@
 import { request } from 'undici';
-import { SERVICES } from '../stack/services.ts';
+import { SERVICES, emulatedEnvOf } from '../stack/services.ts';
 import { launch, type Child } from './processes.ts';
 
 /** One emulator's control surface, as the benchmark drives it. */
@@ -76,7 +76,7 @@ export async function launchStack({ nodeFlags = () => [] }: LaunchStackOptions =
         const origin = new URL(emulator.url).origin;
         // As `npm start` runs it over its emulator (the recognition subgraph registers its webhook there).
         const subgraph = await start(`${service.name}-subgraph`, `subgraphs/${service.name}/main.ts`, {
-          ...service.emulatedEnv,
+          ...emulatedEnvOf(service, origin),
           [service.env.subgraphPort]: '0',
           [service.env.apiUrl]: origin,
         });

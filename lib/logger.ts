@@ -32,6 +32,10 @@ const REDACT_PATHS = [
   'token',
   'accessToken',
   'secret',
+  'clientSecret',
+  'client_secret',
+  'provisionKey',
+  'provision_key',
 ];
 
 export function createLogger({ name, level = process.env.LOG_LEVEL ?? 'info', destination }: LoggerOptions): Logger {

@@ -7,11 +7,7 @@ import { readBoolean, readInt, readPort, readUrl, type Env } from './config.ts';
  *
  * Adding a service: one entry below, one in stack/services.ts (its emulator and subgraph
  * factories, its demo credential) and one in codegen.ts. Composition and the stack go over every
- * entry, so an entry needs `schema/<name>.graphql` the day it is added. Ports taken by the
- * services on their way, to be added here with their code:
- *
- *   gatewayAdmin: defineService({ name: 'gatewayAdmin', subgraphPort: 4006, emulatorPort: 4106, credentialHeaders: {} })
- *                 (its upstream URL setting is GATEWAY_ADMIN_API_URL, as the convention below gives)
+ * entry, so an entry needs `schema/<name>.graphql` the day it is added.
  */
 
 export interface ServiceDefinition<Headers extends Readonly<Record<string, string>> = Readonly<Record<string, string>>> {
@@ -73,6 +69,9 @@ export const SERVICE_ENTRY = {
   dashboards: defineService({ name: 'dashboards', subgraphPort: 4003, emulatorPort: 4103, credentialHeaders: { token: 'x-dashboards-token' } }),
   messaging: defineService({ name: 'messaging', subgraphPort: 4004, emulatorPort: 4104, credentialHeaders: { token: 'x-messaging-token' } }),
   imports: defineService({ name: 'imports', subgraphPort: 4005, emulatorPort: 4105, credentialHeaders: { apiKey: 'x-imports-apikey' } }),
+  // Not a service's credential but an administrator's proof (the admin interface has none of its
+  // own): it must reach this subgraph and no other, and never a log.
+  gatewayAdmin: defineService({ name: 'gatewayAdmin', subgraphPort: 4006, emulatorPort: 4106, credentialHeaders: { adminToken: 'x-gateway-admin-token' } }),
 };
 
 /** Every service, in composition order. */

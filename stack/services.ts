@@ -25,6 +25,10 @@ import { createImportsEmulator } from '../emulators/imports/emulator.ts';
 import { DEMO_APIKEY as IMPORTS_DEMO_APIKEY } from '../emulators/imports/data.ts';
 import { readImportsConfig } from '../subgraphs/imports/config.ts';
 import { createImportsSubgraph } from '../subgraphs/imports/server.ts';
+import { createGatewayAdminEmulator } from '../emulators/gatewayAdmin/emulator.ts';
+import { DEMO_ADMIN_TOKEN } from '../emulators/gatewayAdmin/data.ts';
+import { readGatewayAdminConfig } from '../subgraphs/gatewayAdmin/config.ts';
+import { createGatewayAdminSubgraph } from '../subgraphs/gatewayAdmin/server.ts';
 
 export interface SubgraphStartOptions {
   /** The upstream's base URL (the spec's `{base_url}`). */
@@ -45,9 +49,14 @@ export interface ServiceModule extends ServiceEntry {
   /** Gateway headers carrying the demo credential (what a Sandbox user pastes). */
   demoHeaders: Record<string, string>;
   /** Settings the subgraph gets when its upstream is the emulator (e.g. to register its webhook there). */
-  emulatedEnv?: Record<string, string>;
+  emulatedEnv?: Record<string, string> | ((emulatorUrl: string) => Record<string, string>);
   startEmulator(port: number, host: string, env: Env): Promise<Started>;
   startSubgraph(options: SubgraphStartOptions): Promise<Started>;
+}
+
+/** The settings a service's subgraph gets over its emulator at `emulatorUrl`. */
+export function emulatedEnvOf(service: ServiceModule, emulatorUrl: string): Record<string, string> {
+  return typeof service.emulatedEnv === 'function' ? service.emulatedEnv(emulatorUrl) : (service.emulatedEnv ?? {});
 }
 
 export const SERVICES: readonly ServiceModule[] = [
@@ -105,6 +114,18 @@ export const SERVICES: readonly ServiceModule[] = [
     startSubgraph: async ({ apiUrl, port, host, logger, env }) => {
       const config = readImportsConfig(env, { apiUrl, port, host });
       return startSubgraph(await createImportsSubgraph(config, logger), config);
+    },
+  },
+  {
+    ...SERVICE_ENTRY.gatewayAdmin,
+    demoHeaders: { [SERVICE_ENTRY.gatewayAdmin.credentialHeaders.adminToken]: DEMO_ADMIN_TOKEN },
+    // The emulated gateway is a demo: its administrator is whoever holds the demo token, and its
+    // proxy (the plugin's token endpoint) is the emulator itself.
+    emulatedEnv: (emulatorUrl) => ({ GATEWAY_ADMIN_TOKEN: DEMO_ADMIN_TOKEN, GATEWAY_ADMIN_PROXY_URL: emulatorUrl }),
+    startEmulator: (port, host) => startEmulator(createGatewayAdminEmulator(), port, host),
+    startSubgraph: ({ apiUrl, port, host, logger, env }) => {
+      const config = readGatewayAdminConfig(env, { apiUrl, port, host });
+      return startSubgraph(createGatewayAdminSubgraph(config, logger), config);
     },
   },
 ];

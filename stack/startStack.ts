@@ -3,7 +3,7 @@ import type { Started } from '../lib/http.ts';
 import type { Logger } from '../lib/logger.ts';
 import { readGatewayConfig } from '../gateway/config.ts';
 import { startGateway, type StartedGateway } from '../gateway/server.ts';
-import { SERVICES, type ServiceModule } from './services.ts';
+import { SERVICES, emulatedEnvOf, type ServiceModule } from './services.ts';
 import { startDemoAuthorization } from './demoAuthorization.ts';
 
 export interface StackOptions {
@@ -79,7 +79,7 @@ export async function startStack({ env, logger, ephemeralPorts = false, host = e
       const emulator = await service.startEmulator(port(service.env.emulatorPort, service.emulatorPort), host, env);
       closers.push(emulator);
       emulatorUrl = apiUrl = emulator.url;
-      subgraphEnv = { ...service.emulatedEnv, ...env };
+      subgraphEnv = { ...emulatedEnvOf(service, emulator.url), ...env };
     }
     const subgraph = await service.startSubgraph({
       apiUrl,

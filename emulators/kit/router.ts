@@ -25,7 +25,10 @@ export type RouteHandler = (request: RouteRequest) => Reply | Promise<Reply> | '
 
 export interface Route {
   method: string;
-  /** `/api/v1/rewards/:id`; a trailing `/` is significant only when written. */
+  /**
+   * `/api/v1/rewards/:id`; a trailing `/` is significant only when written. A path ending in `/*`
+   * matches its prefix and everything below it, the rest in `params['*']`.
+   */
   path: string;
   handler: RouteHandler;
 }
@@ -38,7 +41,8 @@ interface CompiledRoute extends Route {
 export function compileRoutes(routes: readonly Route[]): CompiledRoute[] {
   return routes.map((route) => {
     const names: string[] = [];
-    const source = route.path
+    const rest = route.path.endsWith('/*');
+    const source = (rest ? route.path.slice(0, -2) : route.path)
       .split('/')
       .map((segment) => {
         if (segment.startsWith(':')) {
@@ -48,7 +52,8 @@ export function compileRoutes(routes: readonly Route[]): CompiledRoute[] {
         return segment.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
       })
       .join('/');
-    return { ...route, pattern: new RegExp(`^${source}$`), names };
+    if (rest) names.push('*');
+    return { ...route, pattern: new RegExp(rest ? `^${source}(/.*)?$` : `^${source}$`), names };
   });
 }
 
@@ -66,7 +71,8 @@ export function matchRoute(routes: readonly CompiledRoute[], method: string, pat
     }
     const params: Record<string, string> = {};
     route.names.forEach((name, index) => {
-      params[name] = decodeURIComponent(found[index + 1]!);
+      // The rest of a `/*` path stays as it was sent: it is forwarded, not read.
+      params[name] = name === '*' ? (found[index + 1] ?? '') : decodeURIComponent(found[index + 1]!);
     });
     return { route, params };
   }

@@ -33,6 +33,11 @@ export interface RestCall {
   timeoutMs?: number;
   /** The path is a page token or URL the upstream handed out: its refusal is `CURSOR_EXPIRED`. */
   followsCursor?: boolean;
+  /**
+   * Rewrites a failure's body into a shape the error table reads (`{message, fields}`), for a
+   * service that words its errors its own way. The body is the parsed JSON, or the text.
+   */
+  errorBody?: (body: unknown) => unknown;
   /** The GraphQL request the call serves: each attempt counts against its budget, and its cancellation stops the call. */
   scope?: CallScope;
   /**
@@ -435,7 +440,7 @@ export function createRestTransport(options: RestTransportOptions): RestTranspor
       return { status, headers, body, text };
     }
     if (call.answers?.includes(status)) return { status, headers, body, text };
-    const error = errorForUpstream({ service, status, body: body ?? text, retryAfter: headers['retry-after'], lookup, cursor: call.followsCursor, secrets: call.secrets ?? [] });
+    const error = errorForUpstream({ service, status, body: call.errorBody ? call.errorBody(body ?? text) : body ?? text, retryAfter: headers['retry-after'], lookup, cursor: call.followsCursor, secrets: call.secrets ?? [] });
     if (!error) return null;
     throw scrubError(error, call.secrets ?? []);
   }

@@ -4,6 +4,7 @@ import { DEMO_CREDENTIALS } from '../../emulators/marketplace/data.ts';
 import { DEMO_TOKEN as DASHBOARDS_DEMO_TOKEN } from '../../emulators/dashboards/data.ts';
 import { DEMO_API_KEY as MESSAGING_API_KEY, DEMO_LOGIN as MESSAGING_LOGIN, DEMO_TOKEN as MESSAGING_TOKEN, OTHER_TOKEN as MESSAGING_OTHER_TOKEN } from '../../emulators/messaging/data.ts';
 import { DEMO_APIKEY as IMPORTS_DEMO_APIKEY, OTHER_APIKEY as IMPORTS_OTHER_APIKEY, TEAMMATE_APIKEY as IMPORTS_TEAMMATE_APIKEY } from '../../emulators/imports/data.ts';
+import { DEMO_ADMIN_TOKEN } from '../../emulators/gatewayAdmin/data.ts';
 import { capturedLogs, knownSecrets } from './logs.ts';
 
 for (const token of Object.values(DEMO_TOKENS)) knownSecrets.add(token);
@@ -13,6 +14,7 @@ for (const secret of [MESSAGING_TOKEN, MESSAGING_OTHER_TOKEN, MESSAGING_API_KEY,
 knownSecrets.add(IMPORTS_DEMO_APIKEY);
 knownSecrets.add(IMPORTS_OTHER_APIKEY);
 knownSecrets.add(IMPORTS_TEAMMATE_APIKEY);
+knownSecrets.add(DEMO_ADMIN_TOKEN);
 
 /** After every end-to-end file: nothing any server logged holds a credential the file used. */
 afterAll(() => {

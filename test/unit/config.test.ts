@@ -3,6 +3,7 @@ import { readGatewayConfig } from '../../gateway/config.ts';
 import { ConfigError } from '../../lib/config.ts';
 import { readMessagingConfig } from '../../subgraphs/messaging/config.ts';
 import { readDashboardsConfig } from '../../subgraphs/dashboards/config.ts';
+import { readGatewayAdminConfig } from '../../subgraphs/gatewayAdmin/config.ts';
 import { readMarketplaceConfig } from '../../subgraphs/marketplace/config.ts';
 import { readRecognitionConfig } from '../../subgraphs/recognition/config.ts';
 
@@ -34,7 +35,12 @@ describe('service settings from the registry', () => {
       dashboards: 'http://10.0.0.5:9000/graphql',
       messaging: 'http://127.0.0.1:4004/graphql',
       imports: 'http://127.0.0.1:4005/graphql',
+      gatewayAdmin: 'http://127.0.0.1:4006/graphql',
     });
     expect(readMessagingConfig({ MESSAGING_EMULATOR_PORT: '6104', MESSAGING_TIMEOUT_MS: '3000' })).toMatchObject({ port: 4004, apiUrl: 'http://127.0.0.1:6104', timeoutMs: 3000 });
+    // A camel-case name reads its settings in upper snake case.
+    expect(readGatewayAdminConfig({ GATEWAY_ADMIN_SUBGRAPH_PORT: '6006', GATEWAY_ADMIN_EMULATOR_PORT: '6106' })).toMatchObject({ port: 6006, apiUrl: 'http://127.0.0.1:6106', adminToken: undefined });
+    expect(readGatewayConfig({ GATEWAY_ADMIN_SUBGRAPH_URL: 'http://10.0.0.6:9000/graphql' }).subgraphUrls.gatewayAdmin).toBe('http://10.0.0.6:9000/graphql');
+    expect(() => readGatewayAdminConfig({ GATEWAY_ADMIN_TOKEN: 'short' })).toThrow(/GATEWAY_ADMIN_TOKEN must be at least 16 characters/);
   });
 });

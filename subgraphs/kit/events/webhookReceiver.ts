@@ -1,10 +1,11 @@
-import { createHash, timingSafeEqual } from 'node:crypto';
+import { createHash } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { readBody, sendJson, PayloadTooLargeError } from '../../../lib/http.ts';
 import { nestsDeeperThan } from '../../../lib/jsonDepth.ts';
 import type { Logger } from '../../../lib/logger.ts';
 import type { SubgraphRoute } from '../server.ts';
 import type { EventLog, NewEvent } from './eventLog.ts';
+import { secretMatches } from '../secretMatches.ts';
 
 /** What a service's parser makes of one delivery; null when the event type is not one we know. */
 export type ParsedDelivery = Omit<NewEvent, 'dedupeKey'> & { dedupeKey?: string };
@@ -36,12 +37,6 @@ export class DeliveryRejected extends Error {
   }
 }
 
-const digest = (value: string) => createHash('sha256').update(value).digest();
-
-/** Compared as digests: constant time, and the secret's length does not leak either. */
-function secretMatches(given: string, expected: string): boolean {
-  return timingSafeEqual(digest(given), digest(expected));
-}
 
 /** A stable hash of a JSON value, keys sorted, for events whose upstream gives no id. */
 export function contentHash(value: unknown): string {

@@ -1,0 +1,45 @@
+import { ConfigError, readUrl, type Env } from '../../lib/config.ts';
+import { SERVICE_ENTRY, readSubgraphBasics } from '../../lib/services.ts';
+import { readUpstreamLimits, type UpstreamLimits } from '../kit/upstream.ts';
+
+export interface GatewayAdminConfig {
+  port: number;
+  host: string;
+  /** The spec's `{admin_url}`: the gateway's admin interface. Server configuration only, never a caller's header. */
+  apiUrl: string;
+  timeoutMs: number;
+  /** Caps on what one upstream answer may bring (`GATEWAY_ADMIN_MAX_RESPONSE_BYTES`). */
+  upstreamLimits: UpstreamLimits;
+  compiledExecution: boolean;
+  /** Upstream calls one GraphQL request may make here, retries included (the gateway may lower it per request). */
+  maxRequestUpstreamCalls: number;
+  /**
+   * The administrator's token, compared with the caller's `x-gateway-admin-token`. Unset: no caller
+   * is an administrator by token, and every administration field is FORBIDDEN.
+   */
+  adminToken: string | undefined;
+  /**
+   * The gateway's public proxy origin, where partners' explorers reach the token endpoint (the
+   * guide's "OAuth Host"). Unset: blank, and the explorer uses the API's own host.
+   */
+  proxyUrl: string | undefined;
+}
+
+/** A shorter token could be guessed; the same floor as the webhook secrets. */
+const MIN_ADMIN_TOKEN_LENGTH = 16;
+
+export function readGatewayAdminConfig(env: Env, overrides: Partial<GatewayAdminConfig> = {}): GatewayAdminConfig {
+  const basics = readSubgraphBasics(env, SERVICE_ENTRY.gatewayAdmin, overrides.apiUrl);
+  const adminToken = env.GATEWAY_ADMIN_TOKEN?.trim() || undefined;
+  if (adminToken !== undefined && adminToken.length < MIN_ADMIN_TOKEN_LENGTH) {
+    throw new ConfigError(`GATEWAY_ADMIN_TOKEN must be at least ${MIN_ADMIN_TOKEN_LENGTH} characters; unset it to refuse every administration field.`);
+  }
+  return {
+    ...basics,
+    upstreamLimits: readUpstreamLimits(env, SERVICE_ENTRY.gatewayAdmin),
+    adminToken,
+    proxyUrl: readUrl(env, 'GATEWAY_ADMIN_PROXY_URL'),
+    ...overrides,
+    apiUrl: basics.apiUrl,
+  };
+}
