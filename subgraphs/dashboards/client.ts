@@ -33,7 +33,7 @@ export interface EnvironmentDto {
   id: string;
   name: string;
   slug: string;
-  default: boolean;
+  isDefault: boolean;
   /** Absent from list items: the list shows only id, slug, name and default. */
   filters?: EnvironmentFilterDto[];
 }
@@ -84,9 +84,9 @@ export interface DimensionGroupDto {
 
 export interface StatsDto {
   avgReqPerSec: number | null;
-  nbReq: number | null;
-  rateLimitingRemaining: number | null;
-  rateLimitingBase: number | null;
+  requestCount: number | null;
+  quotaRemaining: number | null;
+  quotaBase: number | null;
 }
 
 export interface PageRequest {
@@ -110,7 +110,7 @@ const filterShape = z.object({ dimension: text, operator: text, value: text });
 
 const environmentShape = z
   .object({ id: identifier, name: text, slug: text, default: bool, filters: z.array(filterShape).nullish() })
-  .transform(({ filters, ...environment }): EnvironmentDto => (filters ? { ...environment, filters } : environment));
+  .transform(({ default: isDefault, filters, ...environment }): EnvironmentDto => (filters ? { ...environment, isDefault, filters } : { ...environment, isDefault }));
 
 const widgetShape = z.object({
   id: identifier,
@@ -128,7 +128,9 @@ const widgetShape = z.object({
   sort: optText,
 });
 
-const statsShape = z.object({ avgReqPerSec: optNum, nbReq: optNum, rateLimitingRemaining: optNum, rateLimitingBase: optNum });
+const statsShape = z
+  .object({ avgReqPerSec: optNum, nbReq: optNum, rateLimitingRemaining: optNum, rateLimitingBase: optNum })
+  .transform(({ avgReqPerSec, nbReq, rateLimitingRemaining, rateLimitingBase }): StatsDto => ({ avgReqPerSec, requestCount: nbReq, quotaRemaining: rateLimitingRemaining, quotaBase: rateLimitingBase }));
 
 /** A list: the envelope `{results, totalCount, currentPage}`, or a bare array. */
 function listShape<T>(item: z.ZodType<T>): z.ZodType<{ results: T[]; totalCount: number | null; currentPage: number | null }> {

@@ -28,9 +28,9 @@ export function createDashboardsSubgraph(config: DashboardsConfig, logger: Logge
     labelNames: ['service'] as const,
     registers: [metrics.registry],
   });
-  const onStats = ({ rateLimitingRemaining, rateLimitingBase }: StatsDto) => {
-    if (rateLimitingRemaining !== null) quotaRemaining.set({ service: 'dashboards' }, rateLimitingRemaining);
-    if (rateLimitingBase !== null) quotaBase.set({ service: 'dashboards' }, rateLimitingBase);
+  const onStats = (stats: StatsDto) => {
+    if (stats.quotaRemaining !== null) quotaRemaining.set({ service: 'dashboards' }, stats.quotaRemaining);
+    if (stats.quotaBase !== null) quotaBase.set({ service: 'dashboards' }, stats.quotaBase);
   };
 
   return {

@@ -18,8 +18,8 @@ export interface ImportDto {
   id: string;
   /** The import type (`swagger`). */
   type: string | null;
-  /** The status as the service wrote it. */
-  status: string;
+  /** The status as the service wrote it; the graph's `status` enum is read from it. */
+  statusText: string;
   message: string | null;
 }
 
@@ -30,7 +30,7 @@ export interface CreateImportRequest {
   apiVersionId?: string | null;
 }
 
-export const isFinal = (dto: Pick<ImportDto, 'status'>) => FINAL_STATUSES.has(dto.status.toLowerCase());
+export const isFinal = (dto: Pick<ImportDto, 'statusText'>) => FINAL_STATUSES.has(dto.statusText.toLowerCase());
 
 // Shapes of the service's 2xx answers, checked at the boundary: anything else is UPSTREAM_ERROR.
 const Id = z.union([z.string().min(1), z.number()]).transform(String);
@@ -51,12 +51,12 @@ export function toImport(body: unknown): ImportDto | undefined {
   const jsonApi = JsonApiImport.safeParse(body);
   if (jsonApi.success) {
     const { id, attributes } = jsonApi.data.data;
-    return { id, type: attributes.import_type ?? attributes.type ?? null, status: attributes.status, message: attributes.message };
+    return { id, type: attributes.import_type ?? attributes.type ?? null, statusText: attributes.status, message: attributes.message };
   }
   const plain = PlainImport.safeParse(body);
   if (!plain.success) return undefined;
   const { id, type, import_type: importType, status, message } = plain.data;
-  return { id, type: type ?? importType ?? null, status, message };
+  return { id, type: type ?? importType ?? null, statusText: status, message };
 }
 
 function importOf(response: RestResponse): ImportDto {

@@ -61,7 +61,8 @@ export async function createRedisLeases({ url, prefix, leaseMs, logger }: RedisL
     if (!handler) return;
     try {
       const message = JSON.parse(text) as { from: string; status: ImportDto };
-      if (message.from !== token) handler(message.status);
+      // A replica of an older version names the raw status `status`: its message is skipped, never passed on half-read.
+      if (message.from !== token && typeof message.status?.statusText === 'string') handler(message.status);
     } catch (error) {
       logger?.warn({ error: (error as Error).message }, 'an import status message could not be read');
     }

@@ -69,7 +69,7 @@ interface Watch {
   stopListening?: Promise<() => Promise<void>>;
 }
 
-const sameStatus = (a: ImportDto | undefined, b: ImportDto) => a !== undefined && a.status === b.status && (a.message ?? '') === (b.message ?? '');
+const sameStatus = (a: ImportDto | undefined, b: ImportDto) => a !== undefined && a.statusText === b.statusText && (a.message ?? '') === (b.message ?? '');
 /** Failures that say this key may not see the job: its subscribers are told and dropped, the others go on. */
 const KEY_REFUSED = new Set<string>([ErrorCode.Unauthenticated, ErrorCode.Forbidden, ErrorCode.NotFound]);
 

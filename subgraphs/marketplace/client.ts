@@ -48,7 +48,7 @@ export interface ProductDto {
   status: string | null;
   qty: number | null;
   price: number | null;
-  promotional_price: number | null;
+  promotionalPrice: number | null;
   cost: number | null;
   weight: number | null;
   height: number | null;
@@ -61,12 +61,12 @@ export interface ProductDto {
   images: string[];
   specifications: KeyValueDto[];
   variations: VariationDto[];
-  variation_attributes: string[];
+  variationAttributes: string[];
 }
 
 export interface QuestionAnswerDto {
   message: string | null;
-  created_on: string | null;
+  createdOn: string | null;
 }
 
 export interface QuestionDto {
@@ -77,7 +77,7 @@ export interface QuestionDto {
   name: string | null;
   sku: string | null;
   tags: string[];
-  created_on: string | null;
+  createdOn: string | null;
   customer: { name: string | null } | null;
 }
 
@@ -95,29 +95,29 @@ export interface PlpDto {
 
 export interface StockDto {
   sku: string;
-  recipient_document: string | null;
-  deposit_type: string | null;
+  recipientDocument: string | null;
+  depositType: string | null;
   stock: number | null;
-  reserved_stock: number | null;
+  reservedStock: number | null;
 }
 
 export interface SymbolicReturnDto {
-  access_key: string | null;
+  accessKey: string | null;
   number: string | null;
   series: string | null;
-  issued_at: string | null;
-  cd_vat_number: string | null;
+  issuedAt: string | null;
+  cdVatNumber: string | null;
   delivery: string | null;
-  order_access_key: string | null;
+  orderAccessKey: string | null;
   xml: string | null;
 }
 
 export interface FreightOptionDto {
-  shipping_method: string | null;
-  courier_name: string | null;
+  shippingMethod: string | null;
+  courierName: string | null;
   quantity: number | null;
   amount: number | null;
-  delivery_time: number | null;
+  deliveryTime: number | null;
 }
 
 export interface FreightRequestProductDto {
@@ -127,14 +127,14 @@ export interface FreightRequestProductDto {
 
 export interface FreightResponseProductDto {
   sku: string | null;
-  category_names: string[];
+  categoryNames: string[];
   freights: FreightOptionDto[];
 }
 
 export interface FreightDto {
   account: { id: string | null; name: string | null } | null;
-  created_at: string | null;
-  sale_system: string | null;
+  createdAt: string | null;
+  saleSystem: string | null;
   request: { path: string | null; zipcode: string | null; products: FreightRequestProductDto[] } | null;
   response: { render: string | null; products: FreightResponseProductDto[] } | null;
 }
@@ -275,19 +275,28 @@ const productShape = z
     variations: optList(variationShape),
     variation_attributes: strings,
   })
-  .transform((product): ProductDto => ({ ...product, variations: product.variations.map((variation) => ({ ...variation, product_sku: product.sku })) }));
+  .transform(
+    ({ promotional_price, variation_attributes, ...product }): ProductDto => ({
+      ...product,
+      promotionalPrice: promotional_price,
+      variationAttributes: variation_attributes,
+      variations: product.variations.map((variation) => ({ ...variation, product_sku: product.sku })),
+    }),
+  );
 
-const questionShape = z.object({
-  id: identifier,
-  answered: optBool,
-  message: optText,
-  answer: optObject(z.object({ message: optText, created_on: optText })),
-  name: optText,
-  sku: optText,
-  tags: strings,
-  created_on: optText,
-  customer: optObject(z.object({ name: optText })),
-});
+const questionShape = z
+  .object({
+    id: identifier,
+    answered: optBool,
+    message: optText,
+    answer: optObject(z.object({ message: optText, created_on: optText }).transform(({ created_on, ...answer }): QuestionAnswerDto => ({ ...answer, createdOn: created_on }))),
+    name: optText,
+    sku: optText,
+    tags: strings,
+    created_on: optText,
+    customer: optObject(z.object({ name: optText })),
+  })
+  .transform(({ created_on, ...question }): QuestionDto => ({ ...question, createdOn: created_on }));
 
 const plpShape = z.object({
   id: identifier,
@@ -295,25 +304,36 @@ const plpShape = z.object({
   orders: z.array(z.object({ code: text, customer: optText, value: optNum })),
 });
 
-const freightShape = z.object({
-  account: optObject(z.object({ id: optText, name: optText })),
-  created_at: optText,
-  sale_system: optText,
-  request: optObject(z.object({ path: optText, zipcode: optText, products: optList(z.object({ sku: optText, qty: optNum })) })),
-  response: optObject(
-    z.object({
-      render: optText,
-      products: optList(
-        z.object({
-          sku: optText,
-          category_names: strings,
-          // Amounts arrive as text ("19.90").
-          freights: optList(z.object({ shipping_method: optText, courier_name: optText, quantity: optNum, amount: optNum, delivery_time: optNum })),
-        }),
-      ),
+const freightOptionShape = z
+  // Amounts arrive as text ("19.90").
+  .object({ shipping_method: optText, courier_name: optText, quantity: optNum, amount: optNum, delivery_time: optNum })
+  .transform(
+    ({ shipping_method, courier_name, delivery_time, ...option }): FreightOptionDto => ({
+      ...option,
+      shippingMethod: shipping_method,
+      courierName: courier_name,
+      deliveryTime: delivery_time,
     }),
-  ),
-});
+  );
+
+const freightShape = z
+  .object({
+    account: optObject(z.object({ id: optText, name: optText })),
+    created_at: optText,
+    sale_system: optText,
+    request: optObject(z.object({ path: optText, zipcode: optText, products: optList(z.object({ sku: optText, qty: optNum })) })),
+    response: optObject(
+      z.object({
+        render: optText,
+        products: optList(
+          z
+            .object({ sku: optText, category_names: strings, freights: optList(freightOptionShape) })
+            .transform(({ category_names, ...product }): FreightResponseProductDto => ({ ...product, categoryNames: category_names })),
+        ),
+      }),
+    ),
+  })
+  .transform(({ created_at, sale_system, ...freight }): FreightDto => ({ ...freight, createdAt: created_at, saleSystem: sale_system }));
 
 // The element shape is not documented: a bare string, or an object naming its code somehow.
 const statusTypeShape = z.union([
@@ -330,21 +350,40 @@ const statusTypeShape = z.union([
     }),
 ]);
 
-const symbolicReturnShape = z.object({
-  access_key: optText,
-  number: optText,
-  series: optText,
-  issued_at: optText,
-  cd_vat_number: optText,
-  delivery: optText,
-  order_access_key: optText,
-  xml: optText,
-});
+const symbolicReturnShape = z
+  .object({
+    access_key: optText,
+    number: optText,
+    series: optText,
+    issued_at: optText,
+    cd_vat_number: optText,
+    delivery: optText,
+    order_access_key: optText,
+    xml: optText,
+  })
+  .transform(
+    ({ access_key, issued_at, cd_vat_number, order_access_key, ...invoice }): SymbolicReturnDto => ({
+      ...invoice,
+      accessKey: access_key,
+      issuedAt: issued_at,
+      cdVatNumber: cd_vat_number,
+      orderAccessKey: order_access_key,
+    }),
+  );
 
 const stockShape = z.object({
   stock: z.array(
     // Quantities arrive as text.
-    z.object({ sku: text, recipient_document: optText, deposit_type: optText, stock: optNum, reserved_stock: optNum }),
+    z
+      .object({ sku: text, recipient_document: optText, deposit_type: optText, stock: optNum, reserved_stock: optNum })
+      .transform(
+        ({ recipient_document, deposit_type, reserved_stock, ...entry }): StockDto => ({
+          ...entry,
+          recipientDocument: recipient_document,
+          depositType: deposit_type,
+          reservedStock: reserved_stock,
+        }),
+      ),
   ),
 });
 

@@ -24,7 +24,7 @@ export const WEBHOOK_EVENT_TYPES: readonly WebhookEventTypeDto[] = ['bonus.creat
 export interface ApiKeyDto {
   id: string;
   label: string;
-  read_only: boolean;
+  readOnly: boolean;
 }
 
 export interface CreatedApiKeyDto {
@@ -32,7 +32,7 @@ export interface CreatedApiKeyDto {
   message: string | null;
   token: string;
   label: string;
-  read_only: boolean;
+  readOnly: boolean;
 }
 
 export interface ConfirmationDto {
@@ -258,7 +258,7 @@ function toLeaderboard(entries: z.infer<typeof leaderboardShape>): LeaderboardEn
   return entries.map(({ count, user }) => ({ count, user: toUser(user) }));
 }
 
-const apiKeysShape = z.array(z.object({ id: identifier, label: text, read_only: bool }));
+const apiKeysShape = z.array(z.object({ id: identifier, label: text, read_only: bool }).transform(({ read_only, ...key }): ApiKeyDto => ({ ...key, readOnly: read_only })));
 const trendsShape = z.array(z.object({ hashtag: text, count: num }));
 
 const denominationShape = z.object({ id: identifier, name: optText, price: optNum, display_price: optText });
@@ -393,7 +393,7 @@ export function createRecognitionClient({ transport, token }: { transport: RestT
       const newToken = headerValue(response.headers, /^x-.+-authentication-token$/i);
       if (!newToken) throw upstreamContractError(SERVICE, 'the key was created but no token header came back', response.status);
       const confirmation = parseAnswer(confirmationShape, response.body, { service: SERVICE, operation: 'createApiKey', status: response.status });
-      return { ...confirmation, token: newToken, label, read_only: readOnly };
+      return { ...confirmation, token: newToken, label, readOnly };
     },
 
     async deleteApiKey(id) {

@@ -29,7 +29,7 @@ describe('the dashboards client reads every documented variant, and nothing less
   });
 
   it('keeps an environment list item without filters, so they are read from the environment', () => {
-    expect(ANSWERS.environment.parse({ id: 'e', slug: 's', name: 'n', default: 'true' })).toEqual({ id: 'e', slug: 's', name: 'n', default: true });
+    expect(ANSWERS.environment.parse({ id: 'e', slug: 's', name: 'n', default: 'true' })).toEqual({ id: 'e', slug: 's', name: 'n', isDefault: true });
     expect(ANSWERS.environment.parse({ id: 'e', slug: 's', name: 'n', default: false, filters: [{ dimension: 'd', operator: 'is', value: 1 }] }).filters).toEqual([{ dimension: 'd', operator: 'is', value: '1' }]);
   });
 

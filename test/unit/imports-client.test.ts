@@ -6,8 +6,8 @@ import { nextDelay } from '../../subgraphs/imports/poller.ts';
 
 describe('the imports client', () => {
   it('reads an import in the spec’s plain form and in the JSON:API form, and nothing else', () => {
-    expect(toImport({ id: 'imp_1', type: 'swagger', status: 'in_progress', message: '' })).toEqual({ id: 'imp_1', type: 'swagger', status: 'in_progress', message: '' });
-    expect(toImport({ data: { id: 7, type: 'imports', attributes: { import_type: 'swagger', status: 'failed', message: ['a', 'b'] } } })).toEqual({ id: '7', type: 'swagger', status: 'failed', message: 'a\nb' });
+    expect(toImport({ id: 'imp_1', type: 'swagger', status: 'in_progress', message: '' })).toEqual({ id: 'imp_1', type: 'swagger', statusText: 'in_progress', message: '' });
+    expect(toImport({ data: { id: 7, type: 'imports', attributes: { import_type: 'swagger', status: 'failed', message: ['a', 'b'] } } })).toEqual({ id: '7', type: 'swagger', statusText: 'failed', message: 'a\nb' });
     expect(toImport({ id: 'imp_1', state: 'done' })).toBeUndefined();
     expect(toImport({ id: '', status: 'completed' })).toBeUndefined();
     expect(toImport('completed')).toBeUndefined();

@@ -11,8 +11,5 @@ export const browseResolvers: Resolvers = {
   },
   DashboardStats: {
     averageRequestsPerSecond: (stats) => whole(stats.avgReqPerSec),
-    requestCount: (stats) => stats.nbReq,
-    quotaRemaining: (stats) => stats.rateLimitingRemaining,
-    quotaBase: (stats) => stats.rateLimitingBase,
   },
 };

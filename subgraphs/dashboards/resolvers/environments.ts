@@ -25,7 +25,6 @@ export const environmentResolvers: Resolvers = {
   },
   Environment: {
     __resolveReference: (reference, { loaders }) => loaders.environment.load(reference.id),
-    isDefault: (environment) => environment.default,
     // The list shows environments without their filters: those are read from the environment itself, once.
     filters: async (environment, _args, { loaders }) => environment.filters ?? (await loaders.environment.load(environment.id))?.filters ?? [],
   },

@@ -44,8 +44,7 @@ export const importResolvers: Resolvers = {
   },
   Import: {
     __resolveReference: (reference, { loaders }) => loaders.import.load(reference.id),
-    status: (dto) => knownStatus(dto.status),
-    statusText: (dto) => dto.status,
+    status: (dto) => knownStatus(dto.statusText),
     final: (dto) => isFinal(dto),
     messages: (dto) => (dto.message ?? '').split(/\r?\n/).map((line) => line.trim()).filter(Boolean),
   },

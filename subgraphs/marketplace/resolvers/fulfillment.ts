@@ -27,15 +27,4 @@ export const fulfillmentResolvers: Resolvers = {
       return { recipientDocument, accepted: true };
     },
   },
-  StockEntry: {
-    recipientDocument: (entry) => entry.recipient_document,
-    depositType: (entry) => entry.deposit_type,
-    reservedStock: (entry) => entry.reserved_stock,
-  },
-  SymbolicReturnInvoice: {
-    accessKey: (invoice) => invoice.access_key,
-    issuedAt: (invoice) => invoice.issued_at,
-    cdVatNumber: (invoice) => invoice.cd_vat_number,
-    orderAccessKey: (invoice) => invoice.order_access_key,
-  },
 };

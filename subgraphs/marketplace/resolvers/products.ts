@@ -49,7 +49,5 @@ export const productResolvers: Resolvers = {
   },
   Product: {
     __resolveReference: (reference, { loaders }) => loaders.product.load(reference.sku),
-    promotionalPrice: (product) => product.promotional_price,
-    variationAttributes: (product) => product.variation_attributes,
   },
 };

@@ -34,10 +34,6 @@ export const questionResolvers: Resolvers = {
   },
   Question: {
     __resolveReference: (reference, { loaders }) => loaders.question.load(reference.id),
-    createdOn: (question) => question.created_on,
     product: (question, _args, { loaders }) => (question.sku ? loaders.product.load(question.sku) : null),
-  },
-  QuestionAnswer: {
-    createdOn: (answer) => answer.created_on,
   },
 };

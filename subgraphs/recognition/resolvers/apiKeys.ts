@@ -10,10 +10,4 @@ export const apiKeyResolvers: Resolvers = {
       client.createApiKey({ label: nonBlank(input.label, 'input.label'), readOnly: input.readOnly ?? false, userId: input.userId ?? undefined }),
     deleteApiKey: async (_parent, { id }, { client }) => ({ id, ...(await client.deleteApiKey(id)) }),
   },
-  ApiKey: {
-    readOnly: (key) => key.read_only,
-  },
-  CreateApiKeyPayload: {
-    readOnly: (payload) => payload.read_only,
-  },
 };
