@@ -40,7 +40,10 @@ const REDACT_PATHS = [
 
 export function createLogger({ name, level = process.env.LOG_LEVEL ?? 'info', destination }: LoggerOptions): Logger {
   const options = { name, level, redact: { paths: REDACT_PATHS, censor: '[REDACTED]' } };
-  return destination ? pino(options, destination) : pino(options);
+  // Stdout is written in batches of 4 KiB, not a system call per line: with the access log's line
+  // per operation, synchronous writes cost the gateway 1-2 ms of p50 at concurrency 1 on the
+  // benchmark. pino flushes what is buffered when the process exits.
+  return pino(options, destination ?? pino.destination({ dest: 1, sync: false, minLength: 4096 }));
 }
 
 /** Apollo's logger interface over pino: Apollo passes pre-formatted strings. */
