@@ -3,6 +3,8 @@ import type { Logger } from '../lib/logger.ts';
 import type { GatewayContext } from './context.ts';
 import { callerKey } from './rateLimit.ts';
 
+const MAX_NAME = 100;
+
 /** One operation as the access log records it: never a credential, a variable's value or the text. */
 export interface AccessEntry {
   type: string;
@@ -28,6 +30,8 @@ export function createAccessLog(logger: Logger, enabled: boolean) {
       logger.info(
         {
           ...entry,
+          // A name is the client's to choose and as long as the body allows: the log keeps its start.
+          operation: entry.operation && entry.operation.length > MAX_NAME ? `${entry.operation.slice(0, MAX_NAME)}…` : entry.operation,
           durationMs: Math.round(entry.durationMs * 100) / 100,
           upstreamCalls: context.calls?.spent,
           caller: callerKey(context.headers, context.principal)?.slice(0, 24),

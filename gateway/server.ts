@@ -160,6 +160,12 @@ export async function startGateway(config: GatewayConfig, logger: Logger): Promi
   const downloads = createDownloadProxy(config.subgraphUrls, logger);
   const dashboard = config.dashboard ? createDashboard({ demoToken: config.sandboxHeaders['x-recognition-token'] }) : undefined;
 
+  // Readiness asks every subgraph: probes (or anyone hammering /ready) share one answer a second.
+  let lastReadiness: { at: number; answer: ReturnType<typeof checkReadiness> } | undefined;
+  const currentReadiness = () => {
+    if (!lastReadiness || Date.now() - lastReadiness.at >= 1000) lastReadiness = { at: Date.now(), answer: checkReadiness(fetcher, true, config.subgraphUrls) };
+    return lastReadiness.answer;
+  };
   let draining = false;
   // Requests being answered, streams excepted: a graceful stop waits for them.
   let inFlight = 0;
@@ -205,7 +211,7 @@ export async function startGateway(config: GatewayConfig, logger: Logger): Promi
           return sendJson(res, 200, { status: 'ok' });
         case '/ready': {
           if (draining) return sendJson(res, 503, { ready: false, draining: true });
-          const readiness = await checkReadiness(fetcher, true, config.subgraphUrls);
+          const readiness = await currentReadiness();
           return sendJson(res, readiness.ready ? 200 : 503, readiness);
         }
         case '/metrics':

@@ -14,6 +14,7 @@ runMain(async () => {
   const lines = [
     '',
     `Gateway:  ${stack.gateway.graphqlUrl}   (open it in a browser for Apollo Sandbox, demo headers preset)`,
+    `Dashboard: ${stack.gateway.url}/dashboard   (live recognition events)`,
     `Health:   ${stack.gateway.url}/health   Ready: ${stack.gateway.url}/ready   Metrics: ${stack.gateway.url}/metrics`,
     '',
     ...stack.services.flatMap((service) => [

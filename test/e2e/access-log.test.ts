@@ -45,4 +45,13 @@ describe('the access log', () => {
     expect(JSON.stringify(lines)).not.toContain(DEMO_TOKENS.member);
     expect(JSON.stringify(lines)).not.toContain('rw_amazon_25');
   });
+
+  it('keeps only the start of a long operation name', async () => {
+    const before = accessLines().length;
+    const name = `Q${'x'.repeat(5000)}`;
+    await gql(`query ${name} { redemption(id: "rd_001") { id } }`, { headers: { 'x-recognition-token': DEMO_TOKENS.member } });
+    const [line] = accessLines().slice(before);
+    expect(line!.operation!.length).toBeLessThanOrEqual(101);
+    expect(name.startsWith(line!.operation!.slice(0, 100))).toBe(true);
+  });
 });
