@@ -3,6 +3,7 @@ import { ROUTER_SUPPORTED_SUPERGRAPH_FEATURES, Supergraph, type Schema } from '@
 import { QueryPlanner } from '@apollo/query-planner';
 import { createBoundedCache } from '../lib/boundedCache.ts';
 import { planSubscription, type SubscriptionPlan } from './subscriptions/planning.ts';
+import { withScalarParsers } from './scalarLiterals.ts';
 
 /**
  * Apollo's query planner over the supergraph, for the operations the gateway plans outside Apollo
@@ -21,7 +22,7 @@ export function createPlanner(supergraphSdl: string, { cacheSize = 1000 }: { cac
   // The access directives are the gateway's to enforce (gateway/auth/), so the planner accepts them.
   const supergraph = Supergraph.build(supergraphSdl, { supportedFeatures: ROUTER_SUPPORTED_SUPERGRAPH_FEATURES });
   const apiSchema = supergraph.apiSchema();
-  const planning = { queryPlanner: new QueryPlanner(supergraph), apiSchema, graphqlApiSchema: apiSchema.toGraphQLJSSchema() };
+  const planning = { queryPlanner: new QueryPlanner(supergraph), apiSchema, graphqlApiSchema: withScalarParsers(apiSchema.toGraphQLJSSchema()) };
   const cache = createBoundedCache<SubscriptionPlan>(cacheSize);
   return {
     ...planning,

@@ -1,8 +1,26 @@
-import { GraphQLError, getNamedType, getNullableType, isListType, isScalarType, type ASTVisitor, type GraphQLScalarType, type ValidationContext, type ValueNode } from 'graphql';
+import { GraphQLError, getNamedType, getNullableType, isListType, isScalarType, type ASTVisitor, type GraphQLScalarType, type GraphQLSchema, type ValidationContext, type ValueNode } from 'graphql';
 import { DateScalar, DateTimeScalar } from '../lib/scalars.ts';
 
-/** The custom scalars whose literals the gateway can check as the owning subgraph would. */
+/** The custom scalars whose values the gateway can check as the owning subgraph would. */
 const CHECKED: readonly GraphQLScalarType[] = [DateScalar, DateTimeScalar];
+
+/**
+ * Gives a schema's checked scalars the owning subgraph's parser for variables, in place, and
+ * returns the schema. The API schemas the gateway builds from the supergraph leave custom scalars
+ * opaque, so a `Date` variable of `"2026-13-45"` passed every variable check and was refused only
+ * by the subgraph, after the gateway had called it. With this, everything that coerces variables
+ * against such a schema (Apollo Gateway's own check, the one-fetch path, the pass-through,
+ * subscriptions) refuses it as `BAD_USER_INPUT` naming the argument, before any subgraph call.
+ * Only `parseValue` is set: literals are the validation rule's below (else reported twice), and
+ * the schema is one the gateway built for itself, never one shared with a subgraph.
+ */
+export function withScalarParsers<Schema extends GraphQLSchema>(schema: Schema, scalars: readonly GraphQLScalarType[] = CHECKED): Schema {
+  for (const scalar of scalars) {
+    const type = schema.getType(scalar.name);
+    if (type && isScalarType(type)) type.parseValue = scalar.parseValue;
+  }
+  return schema;
+}
 
 /**
  * Custom scalars are opaque in the supergraph, so a bad `Date` literal would pass the gateway's

@@ -16,7 +16,7 @@ import type { GatewayContext } from './context.ts';
 import { createPassThrough } from './passThrough.ts';
 import { checkReadiness } from './readiness.ts';
 import { operationLimitsRule } from './limits.ts';
-import { scalarLiteralsRule } from './scalarLiterals.ts';
+import { scalarLiteralsRule, withScalarParsers } from './scalarLiterals.ts';
 import { createDemandControl, readCostTable } from './demandControl.ts';
 import { demandControlPlugin } from './demandControlPlugin.ts';
 import { SubgraphDataSource } from './subgraphDataSource.ts';
@@ -72,6 +72,8 @@ export async function startGateway(config: GatewayConfig, logger: Logger): Promi
       return source;
     },
   });
+  // Apollo Gateway checks variables against its own API schema: give it the custom scalars' parsers.
+  gateway.onSchemaLoadOrUpdate(({ apiSchema }) => void withScalarParsers(apiSchema));
 
   const planner = createPlanner(supergraphSdl);
   const metadataUrl = config.publicUrl ? `${config.publicUrl}/.well-known/oauth-protected-resource` : undefined;

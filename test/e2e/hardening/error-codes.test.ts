@@ -43,6 +43,26 @@ describe('refusals coded the same on every transport', () => {
     expect(good.body?.errors).toBeUndefined();
   });
 
+  it.each(ANY)('a bad Date variable is BAD_USER_INPUT naming its argument, refused before any subgraph call, over %s', async (name, send) => {
+    const emulators = [dev.emulator('recognition'), dev.emulator('marketplace')];
+    // One subgraph (the one-fetch path, and the pass-through once remembered), and two (Apollo Gateway's own).
+    const ONE = 'query ($d: Date) { leaderboard(direction: GIVEN, startDate: $d) { count } }';
+    const TWO = 'query ($d: Date) { leaderboard(direction: GIVEN, startDate: $d) { count } labelGroups { id } }';
+    for (const query of [ONE, TWO]) {
+      // Twice good first: the second is a repeat, which the pass-through may answer.
+      for (let round = 0; round < 2; round += 1) expect((await send(dev.graphqlUrl, { query, variables: { d: '2026-11-01' } }, dev.stack.demoHeaders)).body?.errors).toBeUndefined();
+      for (const d of ['2026-13-45', '2026-02-30', 'yesterday', 20261101]) {
+        await Promise.all(emulators.map((emulator) => emulator.clearRequests()));
+        const outcome = await send(dev.graphqlUrl, { query, variables: { d } }, dev.stack.demoHeaders);
+        expect(outcome.status).toBe(REFUSED_STATUS[name]);
+        expect(outcome.body).not.toHaveProperty('data');
+        expect(outcome.body?.errors?.map((error) => error.extensions)).toEqual([expect.objectContaining({ code: 'BAD_USER_INPUT', argument: 'startDate' })]);
+        expect(outcome.body?.errors?.[0]?.message).toMatch(/^Variable "\$d" got invalid value .*; Date/);
+        for (const emulator of emulators) expect(await emulator.requests()).toEqual([]);
+      }
+    }
+  });
+
   it.each(ANY)('parse and validation errors carry their codes over %s', async (_name, send) => {
     const parse = await send(dev.graphqlUrl, { query: '{ teapot' }, dev.stack.demoHeaders);
     expect(parse.body?.errors?.[0]?.extensions?.code).toBe('GRAPHQL_PARSE_FAILED');
