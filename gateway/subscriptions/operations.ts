@@ -19,6 +19,8 @@ export interface OperationArgs {
   remoteAddress?: string | undefined;
   /** Set when the transport authenticated the request already (SSE, over HTTP). */
   authenticated?: Authenticated | undefined;
+  /** Aborted when the client's connection closes: the query's subgraph requests, and the upstream calls queued behind them, stop. */
+  signal?: AbortSignal | undefined;
 }
 
 /** The graph's own OAuth 2.0, when it is on. */
@@ -39,7 +41,7 @@ const onTheWire = (result: FormattedExecutionResult | AsyncIterableIterator<Form
  * What both streaming transports run: subscriptions through the executor, queries and mutations
  * through Apollo Server exactly as over HTTP, so the transports stay thin.
  */
-export function createOperationRunner<Context extends BaseContext & { headers: Headers; principal?: Principal | undefined }>(executor: SubscriptionExecutor, apollo: ApolloServer<Context>, auth?: RunnerAccess) {
+export function createOperationRunner<Context extends BaseContext & { headers: Headers; principal?: Principal | undefined; signal?: AbortSignal | undefined }>(executor: SubscriptionExecutor, apollo: ApolloServer<Context>, auth?: RunnerAccess) {
   /** Who calls, or a refusal to send instead of results. */
   async function callerOf(args: OperationArgs): Promise<Authenticated | { errors: { message: string; extensions: { code: string } }[] }> {
     if (!auth) return { headers: args.headers };
@@ -87,7 +89,7 @@ export function createOperationRunner<Context extends BaseContext & { headers: H
       if ('errors' in caller) return onTheWire(caller);
       const response = await apollo.executeOperation(
         { query: print(document), ...(operationName ? { operationName } : {}), ...(variableValues ? { variables: variableValues } : {}) },
-        { contextValue: { headers: caller.headers, principal: caller.principal } as Context },
+        { contextValue: { headers: caller.headers, principal: caller.principal, signal: args.signal } as Context },
       );
       return onTheWire(response.body.kind === 'single' ? response.body.singleResult : { errors: [{ message: 'incremental delivery is not supported on this transport', extensions: { code: 'BAD_REQUEST' } }] });
     },

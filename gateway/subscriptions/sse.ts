@@ -3,7 +3,7 @@ import { once } from 'node:events';
 import { GraphQLError, type GraphQLFormattedError, type GraphQLSchema, type ValidationRule } from 'graphql';
 import { createHandler, type Request } from 'graphql-sse';
 import { refuseTooLarge } from '../../lib/apolloHttp.ts';
-import { readBody, sendJson, PayloadTooLargeError } from '../../lib/http.ts';
+import { clientGone, readBody, sendJson, PayloadTooLargeError } from '../../lib/http.ts';
 import { blockedAsCsrf, CSRF_MESSAGE, isJsonContentType } from '../../lib/requestChecks.ts';
 import type { Headers, OperationRunner } from './operations.ts';
 import type { Authenticated } from '../auth/authenticate.ts';
@@ -65,7 +65,7 @@ export function createSseTransport({ schema, runner, rules = [], maxBodyBytes, f
   const prepare = createOperationPreparer({ schema, rules });
   const formatErrors = (errors: readonly (GraphQLError | GraphQLFormattedError)[]) => errors.map((error) => (error instanceof GraphQLError ? format(error.toJSON(), error) : error));
 
-  const handler = createHandler<Raw, undefined, { headers: Headers; authenticated?: Authenticated | undefined }>({
+  const handler = createHandler<Raw, undefined, { headers: Headers; authenticated?: Authenticated | undefined; signal: AbortSignal }>({
     schema,
     // No token: graphql-sse's single connection mode is disabled, every request stands alone.
     authenticate: () => null as unknown as string,
@@ -75,12 +75,13 @@ export function createSseTransport({ schema, runner, rules = [], maxBodyBytes, f
       // are the stream's one result, so a client sees them rather than a bare 400; `data` is absent
       // on the wire, as for any request error (graphql-sse needs the key to take it as a result).
       if ('errors' in prepared) return { data: undefined, errors: prepared.errors };
-      return { schema, ...prepared, contextValue: { headers: req.raw.req.headers, authenticated: authenticatedOf(req.raw.req) } };
+      // Aborted if the client goes before its answer: a query's upstream work still queued is not made.
+      return { schema, ...prepared, contextValue: { headers: req.raw.req.headers, authenticated: authenticatedOf(req.raw.req), signal: clientGone(req.raw.res) } };
     },
     // `onSubscribe` has validated already.
     validate: () => [],
     subscribe: (args) => runner.subscribe({ ...args, headers: args.contextValue.headers, authenticated: args.contextValue.authenticated }),
-    execute: (args) => runner.execute({ ...args, headers: args.contextValue.headers, authenticated: args.contextValue.authenticated }),
+    execute: (args) => runner.execute({ ...args, headers: args.contextValue.headers, authenticated: args.contextValue.authenticated, signal: args.contextValue.signal }),
     async onNext(_ctx, req, result) {
       await writable(req.raw.res);
       return result.errors ? { ...result, errors: formatErrors(result.errors) as unknown as GraphQLError[] } : undefined;

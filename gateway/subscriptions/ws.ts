@@ -29,6 +29,14 @@ export interface WebSocketTransportOptions {
 export function attachWebSocketTransport({ server, schema, runner, format, rules = [], maxPayloadBytes, maxOperationsPerConnection, path = '/graphql' }: WebSocketTransportOptions): (code?: number, reason?: string) => Promise<void> {
   const wss = new WebSocketServer({ server, path, maxPayload: maxPayloadBytes });
   const prepare = createOperationPreparer({ schema, rules });
+  // One per connection, aborted when it closes: queries and mutations still running stop their
+  // upstream work, as an HTTP request's do when its client goes away (subscriptions end anyway).
+  const closing = new WeakMap<object, AbortController>();
+  const closingOf = (ctx: object) => {
+    let controller = closing.get(ctx);
+    if (!controller) closing.set(ctx, (controller = new AbortController()));
+    return controller;
+  };
   const disposable = useServer<Record<string, unknown> | undefined, Record<string, unknown>>(
     {
       schema,
@@ -40,10 +48,11 @@ export function attachWebSocketTransport({ server, schema, runner, format, rules
         const prepared = prepare(payload);
         if ('errors' in prepared) return prepared.errors;
         const remoteAddress = (ctx.extra as { request?: http.IncomingMessage }).request?.socket.remoteAddress;
-        return { schema, ...prepared, contextValue: { headers: lowerCaseKeys(ctx.connectionParams), remoteAddress } };
+        return { schema, ...prepared, contextValue: { headers: lowerCaseKeys(ctx.connectionParams), remoteAddress, signal: closingOf(ctx).signal } };
       },
+      onClose: (ctx) => closing.get(ctx)?.abort(new DOMException('the client went away', 'AbortError')),
       subscribe: (args) => runner.subscribe({ ...args, ...(args.contextValue as { headers: Headers; remoteAddress?: string }) }),
-      execute: (args) => runner.execute({ ...args, ...(args.contextValue as { headers: Headers; remoteAddress?: string }) }),
+      execute: (args) => runner.execute({ ...args, ...(args.contextValue as { headers: Headers; remoteAddress?: string; signal: AbortSignal }) }),
       // Every result of the runner is already formatted: send it as it is.
       onNext: (_ctx, _id, _payload, _args, result) => result as FormattedExecutionResult,
       // Refusals come coded from `onSubscribe`; an error a stream ends with is masked unless coded.

@@ -195,6 +195,19 @@ describe('cancellation of upstream work', () => {
     await expectOnlyTheFirstRound(before);
   });
 
+  it.each([
+    ['graphql-ws', () => subscribeWs(patient.graphqlUrl, HUNDRED, { connectionParams: member })],
+    ['SSE', () => subscribeSse(patient.graphqlUrl, HUNDRED, { headers: member })],
+  ])('stops when a query’s %s connection closes, as over HTTP', async (_transport, open) => {
+    await control.reset();
+    await control.fault({ path: '/api/v1/redemptions/*', latencyMs: 20_000 });
+    const before = await failedCalls();
+    const query = open();
+    await waitUntil(async () => (await control.requests()).length === 32, () => '32 redemption calls upstream');
+    query.close();
+    await expectOnlyTheFirstRound(before);
+  });
+
   it('stops when the gateway’s deadline passes', async () => {
     await control.reset();
     await control.fault({ path: '/api/v1/redemptions/*', latencyMs: 20_000 });
