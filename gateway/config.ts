@@ -67,6 +67,8 @@ export interface SubscriptionLimits {
   perCredential: number;
   /** Distinct streams (operation and variables) one credential holds open to subgraphs; identical subscriptions share one. @default 50 */
   streamsPerCredential: number;
+  /** Events queued for one subscriber that reads slower than they come; past it the subscriber is ended with SUBSCRIBER_TOO_SLOW. @default 10000 */
+  queuedEventsPerSubscriber: number;
 }
 
 export interface FastPaths {
@@ -120,6 +122,7 @@ export function readGatewayConfig(env: Env, overrides: Partial<GatewayConfig> = 
       perConnection: readInt(env, 'MAX_SUBSCRIPTIONS_PER_CONNECTION', 50, { min: 1, max: 100_000 }),
       perCredential: readInt(env, 'MAX_SUBSCRIPTIONS_PER_CREDENTIAL', 2000, { min: 1, max: 1_000_000 }),
       streamsPerCredential: readInt(env, 'MAX_SUBSCRIPTION_STREAMS_PER_CREDENTIAL', 50, { min: 1, max: 100_000 }),
+      queuedEventsPerSubscriber: readInt(env, 'MAX_SUBSCRIBER_QUEUED_EVENTS', 10_000, { min: 1, max: 1_000_000 }),
     },
     shutdown: {
       delayMs: readInt(env, 'GATEWAY_DRAIN_DELAY_MS', 5000, { min: 0, max: 120_000 }),

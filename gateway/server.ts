@@ -153,7 +153,7 @@ export async function startGateway(config: GatewayConfig, logger: Logger): Promi
     logger,
     demand,
     format,
-    limits: { subscriptions: config.subscriptionLimits.perCredential, streams: config.subscriptionLimits.streamsPerCredential },
+    limits: { subscriptions: config.subscriptionLimits.perCredential, streams: config.subscriptionLimits.streamsPerCredential, queuedEvents: config.subscriptionLimits.queuedEventsPerSubscriber },
   });
   subscriptionMetrics(metrics.registry, executor);
   sharedReadMetrics(metrics.registry, dataSources);

@@ -18,6 +18,8 @@ export const ErrorCode = {
   UpstreamUnavailable: 'UPSTREAM_UNAVAILABLE',
   /** The operation would cost, or has made, more upstream calls than its budget. */
   OperationTooExpensive: 'OPERATION_TOO_EXPENSIVE',
+  /** A subscriber that fell too many events behind was ended: subscribe again from its last cursor. */
+  SubscriberTooSlow: 'SUBSCRIBER_TOO_SLOW',
 } as const;
 export type ErrorCode = (typeof ErrorCode)[keyof typeof ErrorCode];
 

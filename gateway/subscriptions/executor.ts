@@ -43,6 +43,8 @@ export interface CredentialLimits {
   subscriptions: number;
   /** Distinct upstream streams of one credential (identical subscriptions share one). @default 50 */
   streams: number;
+  /** Events queued for one subscriber that reads slower than they come (it is then ended with SUBSCRIBER_TOO_SLOW). @default 10000 */
+  queuedEvents?: number;
 }
 
 export interface SubscriptionStats {
@@ -227,6 +229,7 @@ export function createSubscriptionExecutor({ planner, subgraphUrl, dataSources, 
       }
       const joined = group;
       const subscriber = createPushIterator<FormattedExecutionResult>({
+        capacity: limits.queuedEvents,
         onReturn: () => {
           adjust(holder, { subscriptions: -1 });
           joined.subscribers.delete(subscriber);

@@ -1,3 +1,5 @@
+import { ErrorCode, graphError } from '../../lib/errors.ts';
+
 /**
  * An async iterator fed by pushes: one per subscriber, so a slow reader queues its own events and
  * never holds up the others. Bounded: past `capacity` waiting events the subscriber is ended with
@@ -32,7 +34,13 @@ export function createPushIterator<T>({ capacity = 10_000, onReturn }: { capacit
         return;
       }
       if (queue.length >= capacity) {
-        iterator.end(new Error(`subscriber fell ${capacity} events behind and was disconnected`));
+        // The client's own doing, and one it can recover from without losing an event: say how.
+        iterator.end(
+          graphError(
+            `this subscriber fell ${capacity} events behind and was disconnected; subscribe again with \`after\` set to the \`cursor\` of the last event received to get the events missed since`,
+            { code: ErrorCode.SubscriberTooSlow },
+          ),
+        );
         return;
       }
       queue.push(value);

@@ -1,6 +1,5 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import { once } from 'node:events';
-import { GraphQLError, type GraphQLFormattedError, type GraphQLSchema, type ValidationRule } from 'graphql';
+import { GraphQLError, type ExecutionResult, type GraphQLFormattedError, type GraphQLSchema, type ValidationRule } from 'graphql';
 import { createHandler, type Request } from 'graphql-sse';
 import { refuseTooLarge } from '../../lib/apolloHttp.ts';
 import { clientGone, readBody, sendJson, PayloadTooLargeError } from '../../lib/http.ts';
@@ -45,10 +44,44 @@ function paramsOfSearch(url: URL): Record<string, unknown> {
   return { query: url.searchParams.get('query') ?? undefined, operationName: url.searchParams.get('operationName') ?? undefined, variables: json('variables'), extensions: json('extensions') };
 }
 
-/** Waits until the response can take more, or is gone: a slow reader holds its own events back, in its own bounded queue. */
+/**
+ * Waits until the response can take more, or is gone: a slow reader holds its own events back, in
+ * its own bounded queue. Both listeners go once either fires (a race of two `once` left the
+ * loser's behind: two more listeners on the response every time a slow reader made it wait).
+ */
 async function writable(res: ServerResponse): Promise<void> {
   if (!res.writableNeedDrain || res.destroyed) return;
-  await Promise.race([once(res, 'drain'), once(res, 'close')]);
+  await new Promise<void>((resolve) => {
+    const settle = () => {
+      res.off('drain', settle);
+      res.off('close', settle);
+      resolve();
+    };
+    res.on('drain', settle);
+    res.on('close', settle);
+  });
+}
+
+/**
+ * A stream whose events end in an error (a subscriber ended for falling too far behind) with that
+ * error as its last result: graphql-sse would cut the connection instead, and the client would not
+ * learn why nor how to resume. `return` goes straight to the stream, so leaving never waits for
+ * an event.
+ */
+function withFinalError(events: AsyncIterableIterator<ExecutionResult>): AsyncIterableIterator<ExecutionResult> {
+  const wrapped: AsyncIterableIterator<ExecutionResult> = {
+    async next() {
+      try {
+        return await events.next();
+      } catch (error) {
+        const coded = error instanceof GraphQLError ? error : new GraphQLError(error instanceof Error ? error.message : String(error), { originalError: error instanceof Error ? error : undefined });
+        return { value: { errors: [coded] }, done: false };
+      }
+    },
+    return: async () => (await events.return?.()) ?? { value: undefined, done: true },
+    [Symbol.asyncIterator]: () => wrapped,
+  };
+  return wrapped;
 }
 
 /**
@@ -80,7 +113,10 @@ export function createSseTransport({ schema, runner, rules = [], maxBodyBytes, f
     },
     // `onSubscribe` has validated already.
     validate: () => [],
-    subscribe: (args) => runner.subscribe({ ...args, headers: args.contextValue.headers, authenticated: args.contextValue.authenticated }),
+    subscribe: async (args) => {
+      const result = await runner.subscribe({ ...args, headers: args.contextValue.headers, authenticated: args.contextValue.authenticated });
+      return Symbol.asyncIterator in result ? withFinalError(result) : result;
+    },
     execute: (args) => runner.execute({ ...args, headers: args.contextValue.headers, authenticated: args.contextValue.authenticated, signal: args.contextValue.signal }),
     async onNext(_ctx, req, result) {
       await writable(req.raw.res);
