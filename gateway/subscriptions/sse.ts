@@ -79,6 +79,11 @@ function withFinalError(events: AsyncIterableIterator<ExecutionResult>): AsyncIt
       }
     },
     return: async () => (await events.return?.()) ?? { value: undefined, done: true },
+    // graphql-sse ends only a stream that has `throw` too (it checks for an async generator).
+    throw: async (error: unknown) => {
+      await events.return?.();
+      throw error;
+    },
     [Symbol.asyncIterator]: () => wrapped,
   };
   return wrapped;
