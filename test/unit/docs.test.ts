@@ -82,8 +82,8 @@ describe('the documentation', () => {
   });
 });
 
-/** Settings the benchmark passes to its own child processes: not for operators. */
-const INTERNAL = new Set(['TWO_HOPS_UPSTREAM', 'TWO_HOPS_MAPPER', 'PATH']);
+/** Settings the benchmark and the soak pass to their own child processes: not for operators. */
+const INTERNAL = new Set(['TWO_HOPS_UPSTREAM', 'TWO_HOPS_MAPPER', 'PATH', 'SOAK_HEAP_PROBE_DIR']);
 
 function settingsReadByCode(): Set<string> {
   const names = new Set<string>();
