@@ -259,7 +259,8 @@ export function createTrustedDocuments(settings: TrustedDocumentsSettings, { log
   }
 
   function resolve({ query, operationName, documentId, extensions }: OperationParams): Resolution {
-    const persistedQuery = isRecord(extensions) ? extensions.persistedQuery : undefined;
+    // As Apollo Server reads it, a `persistedQuery` of null is none.
+    const persistedQuery = isRecord(extensions) ? (extensions.persistedQuery ?? undefined) : undefined;
     const text = typeof query === 'string' && query !== '' ? query : undefined;
     const byDocumentId = documentId !== undefined && documentId !== null;
     if (persistedQuery === undefined && !byDocumentId) return text === undefined ? AS_IS : checkText(text, operationName);

@@ -188,6 +188,12 @@ describe.each(['allow', 'enforce'] as const)('trusted documents %s', (mode) => {
     expectData(await send(transport, gateway, { query: TRENDS }), 'hashtagTrends');
   });
 
+  it('run a listed operation by id over SSE by GET too', async () => {
+    const response = await fetch(`${gateway.graphqlUrl}?documentId=${sha256(CATALOG)}`, { headers: { accept: 'text/event-stream', 'apollo-require-preflight': 'true', ...headers } });
+    expect(response.status).toBe(200);
+    expect(await response.text()).toMatch(/event: next\ndata: \{"data":\{"rewardCatalog":\[/);
+  });
+
   it('answer an unknown documentId with PERSISTED_QUERY_NOT_FOUND before any upstream call', async () => {
     for (const transport of EVERY_TRANSPORT) {
       const outcome = await withoutUpstreamCalls(() => send(transport, gateway, { documentId: sha256('{ unknown }') }));
