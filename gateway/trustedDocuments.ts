@@ -48,7 +48,8 @@ export interface TrustedManifest {
 export const MAX_MANIFEST_BYTES = 32 * 1024 * 1024;
 /** The longest id accepted in a request: a SHA-256 with its `sha256:` prefix is 71 characters. */
 const MAX_ID_CHARS = 128;
-const ID_CHARACTERS = /^[A-Za-z0-9:_.-]+$/;
+// Hex, `sha256:` prefixes, and the `~` of Hive's app deployment ids (not listable here: answered not found).
+const ID_CHARACTERS = /^[A-Za-z0-9:_.~-]+$/;
 /** The start of an operation's name kept in the log (as the access log keeps it). */
 const MAX_LOGGED_NAME = 100;
 
@@ -175,7 +176,7 @@ const UNCACHED = { 'cache-control': 'private, no-cache, must-revalidate' };
 const refused = (status: number, code: string, message: string): Resolution => ({ kind: 'refused', refusal: { status, headers: UNCACHED, error: { message, extensions: { code } } } });
 
 const MALFORMED_PERSISTED_QUERY = refused(400, 'BAD_REQUEST', '`extensions.persistedQuery` must be {"version": 1, "sha256Hash": "<hex>"}.');
-const MALFORMED_DOCUMENT_ID = refused(400, 'BAD_REQUEST', `\`documentId\` must be a string of at most ${MAX_ID_CHARS} letters, digits and ":_.-".`);
+const MALFORMED_DOCUMENT_ID = refused(400, 'BAD_REQUEST', `\`documentId\` must be a string of at most ${MAX_ID_CHARS} letters, digits and ":_.~-".`);
 const BOTH_IDS = refused(400, 'BAD_REQUEST', 'Send `documentId` or `extensions.persistedQuery`, not both.');
 // Apollo Server's words and status: Apollo clients match on the message and, on a 200, send the text.
 const NOT_FOUND_APQ = refused(200, ErrorCode.PersistedQueryNotFound, 'PersistedQueryNotFound');
