@@ -20,6 +20,10 @@ export const ErrorCode = {
   OperationTooExpensive: 'OPERATION_TOO_EXPENSIVE',
   /** A subscriber that fell too many events behind was ended: subscribe again from its last cursor. */
   SubscriberTooSlow: 'SUBSCRIBER_TOO_SLOW',
+  /** Trusted documents enforced: the operation's text is not in the manifest (Apollo Router's code). */
+  PersistedQueryNotInList: 'PERSISTED_QUERY_NOT_IN_LIST',
+  /** No trusted document and no automatic persisted query has this id: send the text (Apollo's code). */
+  PersistedQueryNotFound: 'PERSISTED_QUERY_NOT_FOUND',
 } as const;
 export type ErrorCode = (typeof ErrorCode)[keyof typeof ErrorCode];
 
