@@ -3,6 +3,7 @@ import { listen, readBody, requestUrl, sendJson, PayloadTooLargeError, type Star
 import { redactQuery } from '../../lib/redact.ts';
 import { compileRoutes, matchRoute, type Reply, type Route, type RouteRequest } from './router.ts';
 import { jsonBody } from './bodies.ts';
+import type { EmulatorThrottle } from './throttle.ts';
 
 /** One line of the request log: enough to prove batching and header routing, never a secret. */
 export interface LoggedRequest {
@@ -63,6 +64,8 @@ export interface EmulatorDefinition {
    * `POST /__emulator/dialect {"real": true}`; a reset restores the spec's dialect.
    */
   realDialect?(reply: Reply, request: RouteRequest): Reply;
+  /** The service's published request rates, refused past them with its 429 before any route runs (`emulators/kit/throttle.ts`). */
+  throttle?: EmulatorThrottle;
 }
 
 /** Which dialect an emulator answers in. */
@@ -276,6 +279,14 @@ function createEmulator(definition: EmulatorDefinition): Emulator {
         writeReply(res, fault.raw !== undefined ? { status: fault.status, raw: fault.raw, headers: { 'content-type': fault.contentType ?? 'text/plain' } } : { status: fault.status, body: fault.body });
         return;
       }
+    }
+
+    const throttled = definition.throttle?.({ path, headers: req.headers });
+    if (throttled) {
+      const reply = dialect === 'real' && definition.realDialect ? definition.realDialect(throttled, { method, path, params: {}, query: url.searchParams, headers: req.headers, body, raw: req, res }) : throttled;
+      entry.status = reply.status;
+      writeReply(res, reply);
+      return;
     }
 
     const match = matchRoute(routes, method, path);
