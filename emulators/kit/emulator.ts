@@ -262,6 +262,14 @@ function createEmulator(definition: EmulatorDefinition): Emulator {
     };
     log.add(entry);
 
+    // The service's rate limiter stands in front of it: an injected failure is a request it counted.
+    const throttled = definition.throttle?.({ path, headers: req.headers });
+    if (throttled) {
+      const reply = dialect === 'real' && definition.realDialect ? definition.realDialect(throttled, { method, path, params: {}, query: url.searchParams, headers: req.headers, body, raw: req, res }) : throttled;
+      entry.status = reply.status;
+      writeReply(res, reply);
+      return;
+    }
     const fault = faults.find((candidate) => faultMatches(candidate, method, path));
     if (fault) {
       if (fault.times !== undefined) {
@@ -279,14 +287,6 @@ function createEmulator(definition: EmulatorDefinition): Emulator {
         writeReply(res, fault.raw !== undefined ? { status: fault.status, raw: fault.raw, headers: { 'content-type': fault.contentType ?? 'text/plain' } } : { status: fault.status, body: fault.body });
         return;
       }
-    }
-
-    const throttled = definition.throttle?.({ path, headers: req.headers });
-    if (throttled) {
-      const reply = dialect === 'real' && definition.realDialect ? definition.realDialect(throttled, { method, path, params: {}, query: url.searchParams, headers: req.headers, body, raw: req, res }) : throttled;
-      entry.status = reply.status;
-      writeReply(res, reply);
-      return;
     }
 
     const match = matchRoute(routes, method, path);

@@ -10,7 +10,7 @@ import type { DeadlineClock, RestCall } from './transport.ts';
 export interface PacingSettings {
   /** Off: calls go out as they come, and the service's own 429s are the only limit. @default true */
   enabled: boolean;
-  /** The share of each published rate this process uses, in percent: replicas sharing a credential split it. @default 90 */
+  /** The share of each published rate this process uses, in percent: replicas sharing a credential split it. @default 100 */
   sharePercent: number;
   /** Calls one credential may have waiting in one class; past it, `RATE_LIMITED` at once. @default 100 */
   maxQueue: number;
@@ -19,7 +19,7 @@ export interface PacingSettings {
 export function readPacingSettings(env: Env): PacingSettings {
   return {
     enabled: readBoolean(env, 'UPSTREAM_PACING', true),
-    sharePercent: readInt(env, 'UPSTREAM_PACING_SHARE_PERCENT', 90, { min: 1, max: 100 }),
+    sharePercent: readInt(env, 'UPSTREAM_PACING_SHARE_PERCENT', 100, { min: 1, max: 100 }),
     maxQueue: readInt(env, 'UPSTREAM_PACING_MAX_QUEUE', 100, { min: 0, max: 100_000 }),
   };
 }
@@ -34,23 +34,31 @@ export interface UpstreamPacerOptions {
   registry?: Registry;
 }
 
+/** Called once the attempt is over (answered or failed): its slot starts cooling down. */
+export type PacedCall = () => void;
+
 /**
- * Waits, when the service's rate asks for it, until `call` may be sent; resolves at once (or
- * returns nothing) when it may go now. Rejects with `RATE_LIMITED` when the wait would end after
- * `deadlineAt` or the queue is full, and with the cancelled-call error when the request goes away.
+ * Waits, when the service's rate asks for it, until `call` may be sent, and hands back what to
+ * call once the attempt is over; returns it at once when the call may go now. Throws (or rejects)
+ * with `RATE_LIMITED` when its turn would come after `deadlineAt` or its queue is full, and with
+ * the cancelled-call error when the request goes away while it waits.
  */
-export type Pace = (call: RestCall, deadlineAt: number) => Promise<void> | undefined;
+export type Pace = (call: RestCall, deadlineAt: number) => PacedCall | Promise<PacedCall>;
 
 interface Waiter {
   queuedAt: number;
-  go(): void;
-  unwatch(): void;
+  go(finished: PacedCall): void;
+  /** Stops watching the request's cancellation and the deadline. */
+  forget(): void;
 }
 
-/** One caller's calls in one class: when the last `requests` of them started, and who waits. */
+/** One caller's calls in one class. */
 interface Lane {
   rateClass: RateClass;
-  starts: number[];
+  /** Calls sent and not yet over. */
+  inFlight: number;
+  /** When the slots of calls already over are free again, oldest first. */
+  coolingUntil: number[];
   queue: Waiter[];
   cancelTimer: (() => void) | undefined;
 }
@@ -62,12 +70,15 @@ interface ClassSeries {
 }
 
 /**
- * Paces one service's calls per caller and rate class, as a sliding window: a call starts only
- * when fewer than `requests` calls of its lane started in the last window. That holds the rate in
- * every window, however the service counts (fixed windows, sliding windows, token buckets), and
- * lets a burst of up to `requests` go at once. Calls that must wait queue FIFO; each is admitted
- * only if its turn comes before its deadline, so a wait never ends in a timeout. The window is
- * stretched by `100 / sharePercent`: the margin absorbs the network's jitter between two calls.
+ * Paces one service's calls per caller and rate class. A class allowing N requests a window has
+ * N slots; a call holds one from the moment it is sent until a window after its answer came back.
+ * Its request reached the service somewhere in between, so however late the connection pool or the
+ * network delivered it, no window on the service's clock ever sees more than N: the rate holds
+ * however the service counts (fixed windows, sliding windows, token buckets). A burst of up to N
+ * goes at once. Calls that must wait queue first in, first out; each is admitted only if its turn,
+ * estimated as if the calls in flight ended now, comes before its deadline, and leaves the queue
+ * with `RATE_LIMITED` should the deadline pass all the same. The window is stretched by
+ * `100 / sharePercent`, for replicas that share a credential.
  *
  * Lanes are keyed by an HMAC of the caller's credential under a key drawn at start: no credential
  * is ever a key, a label or a line of a log.
@@ -86,24 +97,42 @@ export function createUpstreamPacer({ service, rates, settings, clock, registry 
     return seriesByClass.get(rateClass.name);
   };
 
-  /** When the next call of `lane` may start, given the starts recorded so far. */
-  const nextSlot = (lane: Lane, now: number) =>
-    lane.starts.length < lane.rateClass.requests ? now : Math.max(now, lane.starts[lane.starts.length - lane.rateClass.requests]! + windowOf(lane.rateClass));
-
-  function record(lane: Lane, at: number) {
-    lane.starts.push(at);
-    if (lane.starts.length > lane.rateClass.requests) lane.starts.shift();
+  /** Slots in use at `now`: calls in flight, and calls over less than a window ago. */
+  function busy(lane: Lane, now: number): number {
+    while (lane.coolingUntil.length > 0 && lane.coolingUntil[0]! <= now) lane.coolingUntil.shift();
+    return lane.inFlight + lane.coolingUntil.length;
   }
 
-  /** When a call joining the tail of the queue now would start. */
+  /** Takes a slot; the returned function gives it back, to cool down for a window. */
+  function start(lane: Lane): PacedCall {
+    lane.inFlight += 1;
+    let over = false;
+    return () => {
+      if (over) return;
+      over = true;
+      lane.inFlight -= 1;
+      // Calls end in any order: keep the list sorted (it holds at most N).
+      const until = clock.now() + windowOf(lane.rateClass);
+      let index = lane.coolingUntil.length;
+      while (index > 0 && lane.coolingUntil[index - 1]! > until) index -= 1;
+      lane.coolingUntil.splice(index, 0, until);
+      arm(lane);
+    };
+  }
+
+  /** When a call joining the tail of the queue now would start, if the calls in flight ended now. */
   function tailSlot(lane: Lane, now: number): number {
-    const { requests } = lane.rateClass;
     const window = windowOf(lane.rateClass);
-    const times = [...lane.starts];
+    const free: number[] = [...lane.coolingUntil, ...Array<number>(lane.inFlight).fill(now + window)];
+    while (free.length < lane.rateClass.requests) free.push(now);
+    free.sort((a, b) => a - b);
     let at = now;
     for (let position = 0; position <= lane.queue.length; position += 1) {
-      at = times.length < requests ? now : Math.max(now, times[times.length - requests]! + window);
-      times.push(at);
+      at = Math.max(now, free.shift()!);
+      const until = at + window;
+      let index = free.length;
+      while (index > 0 && free[index - 1]! > until) index -= 1;
+      free.splice(index, 0, until);
     }
     return at;
   }
@@ -111,28 +140,34 @@ export function createUpstreamPacer({ service, rates, settings, clock, registry 
   function release(lane: Lane) {
     lane.cancelTimer = undefined;
     const now = clock.now();
-    while (lane.queue.length > 0 && nextSlot(lane, now) <= now) {
+    while (lane.queue.length > 0 && busy(lane, now) < lane.rateClass.requests) {
       const waiter = lane.queue.shift()!;
-      record(lane, now);
-      waiter.unwatch();
+      waiter.forget();
       const series = seriesOf(lane.rateClass);
       series?.paced.inc();
       series?.waited.observe((now - waiter.queuedAt) / 1000);
-      waiter.go();
+      waiter.go(start(lane));
     }
     arm(lane);
   }
 
+  /** Wakes the lane when its next slot cools down; a slot in flight wakes it when it ends. */
   function arm(lane: Lane) {
-    if (lane.cancelTimer || lane.queue.length === 0) return;
+    if (lane.queue.length === 0) return;
     const now = clock.now();
-    lane.cancelTimer = clock.after(Math.max(0, nextSlot(lane, now) - now), () => release(lane));
+    if (busy(lane, now) < lane.rateClass.requests) {
+      lane.cancelTimer?.();
+      release(lane);
+      return;
+    }
+    if (lane.cancelTimer || lane.coolingUntil.length === 0) return;
+    lane.cancelTimer = clock.after(lane.coolingUntil[0]! - now, () => release(lane));
   }
 
-  /** Forgets lanes that hold nothing a later call needs: none waiting, none started within a window. */
+  /** Forgets lanes that hold nothing a later call needs: none waiting, none in flight or cooling down. */
   function sweep(now: number) {
     for (const [key, lane] of lanes) {
-      if (lane.queue.length === 0 && (lane.starts.length === 0 || lane.starts[lane.starts.length - 1]! + windowOf(lane.rateClass) <= now)) lanes.delete(key);
+      if (lane.queue.length === 0 && busy(lane, now) === 0) lanes.delete(key);
     }
     sweepAt = Math.max(1024, lanes.size * 2);
   }
@@ -142,7 +177,7 @@ export function createUpstreamPacer({ service, rates, settings, clock, registry 
     let lane = lanes.get(key);
     if (!lane) {
       if (lanes.size >= sweepAt) sweep(now);
-      lane = { rateClass, starts: [], queue: [], cancelTimer: undefined };
+      lane = { rateClass, inFlight: 0, coolingUntil: [], queue: [], cancelTimer: undefined };
       lanes.set(key, lane);
     }
     return lane;
@@ -163,25 +198,32 @@ export function createUpstreamPacer({ service, rates, settings, clock, registry 
   return (call, deadlineAt) => {
     const now = clock.now();
     const lane = laneOf(rateClassOf(rates, call.path), callerOf(rates, call.headers) ?? '', now);
-    if (lane.queue.length === 0 && nextSlot(lane, now) <= now) {
-      record(lane, now);
-      return undefined;
-    }
+    if (lane.queue.length === 0 && busy(lane, now) < lane.rateClass.requests) return start(lane);
     const at = tailSlot(lane, now);
     if (lane.queue.length >= settings.maxQueue) throw refuse(lane, 'queue', at - now);
-    if (at > deadlineAt) throw refuse(lane, 'deadline', at - now);
+    // A turn at the deadline itself would leave the call no time at all.
+    if (at >= deadlineAt) throw refuse(lane, 'deadline', at - now);
     const scope = call.scope;
     if (scope?.signal.aborted) throw cancelledCall(service);
-    return new Promise<void>((resolve, reject) => {
-      const waiter: Waiter = { queuedAt: now, go: resolve, unwatch: () => {} };
+    return new Promise<PacedCall>((resolve, reject) => {
+      const leave = (error: Error) => {
+        waiter.forget();
+        // Gone from the queue: the calls behind it move up.
+        lane.queue.splice(lane.queue.indexOf(waiter), 1);
+        reject(error);
+      };
+      const unwatch = scope?.watch(() => leave(cancelledCall(service)));
+      // Calls in flight took longer than the estimate: the deadline passed while it waited.
+      const cancelDeadline = clock.after(Math.max(0, deadlineAt - now), () => leave(refuse(lane, 'deadline', windowOf(lane.rateClass))));
+      const waiter: Waiter = {
+        queuedAt: now,
+        go: resolve,
+        forget() {
+          unwatch?.();
+          cancelDeadline();
+        },
+      };
       lane.queue.push(waiter);
-      if (scope) {
-        waiter.unwatch = scope.watch(() => {
-          // Gone from the queue: the calls behind it move up.
-          lane.queue.splice(lane.queue.indexOf(waiter), 1);
-          reject(cancelledCall(service));
-        });
-      }
       arm(lane);
     });
   };

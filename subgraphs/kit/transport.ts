@@ -91,8 +91,8 @@ export interface RestTransportOptions {
   /** The longest body `stream` passes through (downloads are not buffered); past it the stream fails. @default 100 MiB */
   maxDownloadBytes?: number;
   observe?: (observation: UpstreamObservation) => void;
-  /** Waits for the call's turn under the service's published rate before every attempt (`subgraphs/kit/pacing.ts`). */
-  pace?: (call: RestCall, deadlineAt: number) => Promise<void> | undefined;
+  /** Waits for the call's turn under the service's published rate before every attempt; returns what to call once the attempt is over (`subgraphs/kit/pacing.ts`). */
+  pace?: (call: RestCall, deadlineAt: number) => (() => void) | Promise<() => void>;
 }
 
 export interface RestTransport {
@@ -377,15 +377,15 @@ export function createRestTransport(options: RestTransportOptions): RestTranspor
     const scope = call.scope;
     for (let attempt = 1; ; attempt += 1) {
       // Retries wait for their turn too; a call whose turn comes too late is refused unsent.
-      const turn = pace?.(call, deadline.at);
-      if (turn) await turn;
+      const paced = pace ? await pace(call, deadline.at) : undefined;
       const remaining = deadline.at - Date.now();
+      if (remaining <= 0 || !budgetLeft(scope) || scope?.signal.aborted) paced?.(); // not sent after all: the slot goes back
       if (remaining <= 0) throw unavailable(call, `no answer within ${call.timeoutMs ?? timeoutMs} ms`);
       // Every attempt is a call upstream: it counts against the request's budget, and is not made once the request is cancelled.
       scope?.take(service);
       const started = performance.now();
       try {
-        const answer = await perform(poolFor(origin), { method: call.method, path: fullPath, headers, body: payload, headersTimeout: remaining, bodyTimeout: remaining });
+        const answer = await perform(poolFor(origin), { method: call.method, path: fullPath, headers, body: payload, headersTimeout: remaining, bodyTimeout: remaining }).finally(paced);
         const durationMs = performance.now() - started;
         observe?.({ service, operation: call.operation, method: call.method, status: answer.status, durationMs, attempt });
         if (debugging()) logger!.debug({ service, operation: call.operation, method: call.method, status: answer.status, ms: Math.round(durationMs), attempt }, 'upstream call');

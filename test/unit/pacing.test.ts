@@ -25,13 +25,23 @@ function setUp(settings: Partial<PacingSettings> = {}) {
   const pace = createUpstreamPacer({ service: 'svc', rates: RATES, settings: { ...SETTINGS, ...settings }, clock, registry });
   const started: { id: number; at: number }[] = [];
   const failed: { id: number; error: GraphQLError }[] = [];
-  /** Paces call `id`; records when it may start, or how it failed (at once or later). */
-  const call = (id: number, { path = '/fast/1', key = SECRET, deadlineAt = FAR, scope }: { path?: string; key?: string; deadlineAt?: number; scope?: RestCall['scope'] } = {}) => {
+  /** The calls held in flight (`hold`), by id: calling one ends that call. */
+  const inFlight = new Map<number, () => void>();
+  /**
+   * Paces call `id`; records when it starts, or how it failed (at once or later). The call is over
+   * as soon as it starts, unless `hold` keeps it in flight until the test ends it.
+   */
+  const call = (id: number, { path = '/fast/1', key = SECRET, deadlineAt = FAR, scope, hold = false }: { path?: string; key?: string; deadlineAt?: number; scope?: RestCall['scope']; hold?: boolean } = {}) => {
     const restCall: RestCall = { operation: 'op', method: 'GET', path, headers: { 'x-key': key }, ...(scope ? { scope } : {}) };
+    const begin = (finished: () => void) => {
+      started.push({ id, at: clock.now() });
+      if (hold) inFlight.set(id, finished);
+      else finished();
+    };
     try {
       const turn = pace(restCall, deadlineAt);
-      if (!turn) started.push({ id, at: clock.now() });
-      else turn.then(() => started.push({ id, at: clock.now() }), (error: GraphQLError) => failed.push({ id, error }));
+      if (typeof turn === 'function') begin(turn);
+      else turn.then(begin, (error: GraphQLError) => failed.push({ id, error }));
     } catch (error) {
       failed.push({ id, error: error as GraphQLError });
     }
@@ -50,7 +60,7 @@ function setUp(settings: Partial<PacingSettings> = {}) {
     clock.advance(left);
     await settle();
   };
-  return { clock, registry, call, advance, started, failed };
+  return { clock, registry, call, advance, started, failed, inFlight };
 }
 
 /** The most starts in any window of `windowMs`. */
@@ -96,13 +106,41 @@ describe('upstream pacer', () => {
     for (let id = 0; id < 6; id += 1) t.call(id, { deadlineAt: 1500 });
     t.call(6, { deadlineAt: 1500 });
     expect(t.failed).toHaveLength(1);
-    const [{ id, error }] = t.failed;
+    const { id, error } = t.failed[0]!;
     expect(id).toBe(6);
     expect(error.extensions).toMatchObject({ code: 'RATE_LIMITED', service: 'svc', retryAfterSeconds: 2 });
     expect(error.message).toMatch(/3 requests per second \(fast\).*deadline/);
     // The ones admitted all start before the deadline.
     await t.advance(1500);
     expect(t.started.map((entry) => entry.at)).toEqual([0, 0, 0, 1000, 1000, 1000]);
+  });
+
+  it('holds a slot while its call is in flight, and a window after it ended', async () => {
+    const t = setUp();
+    for (let id = 0; id < 3; id += 1) t.call(id, { hold: true });
+    t.call(3);
+    await t.advance(5000);
+    expect(t.started.map((entry) => entry.id)).toEqual([0, 1, 2]);
+    t.inFlight.get(1)!();
+    await t.advance(999);
+    expect(t.started.map((entry) => entry.id)).toEqual([0, 1, 2]);
+    await t.advance(1);
+    expect(t.started.at(-1)).toEqual({ id: 3, at: 6000 });
+  });
+
+  it('lets a waiting call go with RATE_LIMITED when its deadline passes before its turn', async () => {
+    const t = setUp();
+    for (let id = 0; id < 3; id += 1) t.call(id, { hold: true });
+    // Estimated as if the calls in flight ended now: a turn at 1000, within the deadline.
+    t.call(3, { deadlineAt: 1200 });
+    expect(t.failed).toEqual([]);
+    await t.advance(1200);
+    expect(t.failed.map(({ id, error }) => [id, error.extensions.code])).toEqual([[3, 'RATE_LIMITED']]);
+    // It left the queue: the next call waits only for the slots.
+    t.call(4);
+    for (const finished of t.inFlight.values()) finished();
+    await t.advance(1000);
+    expect(t.started.at(-1)).toEqual({ id: 4, at: 2200 });
   });
 
   it('takes a cancelled call out of the queue and moves the ones behind it up', async () => {
@@ -162,7 +200,7 @@ describe('upstream pacer', () => {
   });
 
   it('reads its settings, refusing bad values by name', () => {
-    expect(readPacingSettings({})).toEqual({ enabled: true, sharePercent: 90, maxQueue: 100 });
+    expect(readPacingSettings({})).toEqual({ enabled: true, sharePercent: 100, maxQueue: 100 });
     expect(readPacingSettings({ UPSTREAM_PACING: 'off', UPSTREAM_PACING_SHARE_PERCENT: '45', UPSTREAM_PACING_MAX_QUEUE: '10' })).toEqual({ enabled: false, sharePercent: 45, maxQueue: 10 });
     expect(() => readPacingSettings({ UPSTREAM_PACING_SHARE_PERCENT: '0' })).toThrow(ConfigError);
     expect(() => readPacingSettings({ UPSTREAM_PACING: 'sometimes' })).toThrow(/UPSTREAM_PACING/);
