@@ -34,8 +34,8 @@ export interface UpstreamPacerOptions {
   registry?: Registry;
 }
 
-/** Called once the attempt is over (answered or failed): its slot starts cooling down. */
-export type PacedCall = () => void;
+/** Called once the attempt is over, with the status it was answered with: its slot starts cooling down. */
+export type PacedCall = (status?: number) => void;
 
 /**
  * Waits, when the service's rate asks for it, until `call` may be sent, and hands back what to
@@ -59,6 +59,8 @@ interface Lane {
   inFlight: number;
   /** When the slots of calls already over are free again, oldest first. */
   coolingUntil: number[];
+  /** After a 429 nothing is sent until then: a new window, as the marketplace asks. */
+  pausedUntil: number;
   queue: Waiter[];
   cancelTimer: (() => void) | undefined;
 }
@@ -99,6 +101,7 @@ export function createUpstreamPacer({ service, rates, settings, clock, registry 
 
   /** Slots in use at `now`: calls in flight, and calls over less than a window ago. */
   function busy(lane: Lane, now: number): number {
+    if (now < lane.pausedUntil) return lane.rateClass.requests;
     while (lane.coolingUntil.length > 0 && lane.coolingUntil[0]! <= now) lane.coolingUntil.shift();
     return lane.inFlight + lane.coolingUntil.length;
   }
@@ -107,12 +110,15 @@ export function createUpstreamPacer({ service, rates, settings, clock, registry 
   function start(lane: Lane): PacedCall {
     lane.inFlight += 1;
     let over = false;
-    return () => {
+    return (status) => {
       if (over) return;
       over = true;
       lane.inFlight -= 1;
-      // Calls end in any order: keep the list sorted (it holds at most N).
       const until = clock.now() + windowOf(lane.rateClass);
+      // Refused all the same (another client on the credential, a stricter count): wait a whole window.
+      if (status === 429) lane.pausedUntil = Math.max(lane.pausedUntil, until);
+      // Calls end in any order: keep the list sorted (it holds at most N).
+
       let index = lane.coolingUntil.length;
       while (index > 0 && lane.coolingUntil[index - 1]! > until) index -= 1;
       lane.coolingUntil.splice(index, 0, until);
@@ -128,7 +134,7 @@ export function createUpstreamPacer({ service, rates, settings, clock, registry 
     free.sort((a, b) => a - b);
     let at = now;
     for (let position = 0; position <= lane.queue.length; position += 1) {
-      at = Math.max(now, free.shift()!);
+      at = Math.max(now, lane.pausedUntil, free.shift()!);
       const until = at + window;
       let index = free.length;
       while (index > 0 && free[index - 1]! > until) index -= 1;
@@ -160,8 +166,10 @@ export function createUpstreamPacer({ service, rates, settings, clock, registry 
       release(lane);
       return;
     }
-    if (lane.cancelTimer || lane.coolingUntil.length === 0) return;
-    lane.cancelTimer = clock.after(lane.coolingUntil[0]! - now, () => release(lane));
+    if (lane.cancelTimer) return;
+    const wake = now < lane.pausedUntil ? lane.pausedUntil : lane.coolingUntil[0];
+    if (wake === undefined) return;
+    lane.cancelTimer = clock.after(wake - now, () => release(lane));
   }
 
   /** Forgets lanes that hold nothing a later call needs: none waiting, none in flight or cooling down. */
@@ -177,7 +185,7 @@ export function createUpstreamPacer({ service, rates, settings, clock, registry 
     let lane = lanes.get(key);
     if (!lane) {
       if (lanes.size >= sweepAt) sweep(now);
-      lane = { rateClass, inFlight: 0, coolingUntil: [], queue: [], cancelTimer: undefined };
+      lane = { rateClass, inFlight: 0, coolingUntil: [], pausedUntil: 0, queue: [], cancelTimer: undefined };
       lanes.set(key, lane);
     }
     return lane;

@@ -91,8 +91,8 @@ export interface RestTransportOptions {
   /** The longest body `stream` passes through (downloads are not buffered); past it the stream fails. @default 100 MiB */
   maxDownloadBytes?: number;
   observe?: (observation: UpstreamObservation) => void;
-  /** Waits for the call's turn under the service's published rate before every attempt; returns what to call once the attempt is over (`subgraphs/kit/pacing.ts`). */
-  pace?: (call: RestCall, deadlineAt: number) => (() => void) | Promise<() => void>;
+  /** Waits for the call's turn under the service's published rate before every attempt; returns what to call, with the status, once the attempt is over (`subgraphs/kit/pacing.ts`). */
+  pace?: (call: RestCall, deadlineAt: number) => ((status?: number) => void) | Promise<(status?: number) => void>;
 }
 
 export interface RestTransport {
@@ -385,7 +385,8 @@ export function createRestTransport(options: RestTransportOptions): RestTranspor
       scope?.take(service);
       const started = performance.now();
       try {
-        const answer = await perform(poolFor(origin), { method: call.method, path: fullPath, headers, body: payload, headersTimeout: remaining, bodyTimeout: remaining }).finally(paced);
+        const answer = await perform(poolFor(origin), { method: call.method, path: fullPath, headers, body: payload, headersTimeout: remaining, bodyTimeout: remaining });
+        paced?.(answer.status);
         const durationMs = performance.now() - started;
         observe?.({ service, operation: call.operation, method: call.method, status: answer.status, durationMs, attempt });
         if (debugging()) logger!.debug({ service, operation: call.operation, method: call.method, status: answer.status, ms: Math.round(durationMs), attempt }, 'upstream call');
@@ -396,6 +397,7 @@ export function createRestTransport(options: RestTransportOptions): RestTranspor
         }
         return answer;
       } catch (caught) {
+        paced?.();
         const durationMs = performance.now() - started;
         observe?.({ service, operation: call.operation, method: call.method, status: 'error', durationMs, attempt });
         if (caught instanceof AnswerTooLarge) throw tooLarge(caught.maxBytes, caught.status);

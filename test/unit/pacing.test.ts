@@ -26,17 +26,17 @@ function setUp(settings: Partial<PacingSettings> = {}) {
   const started: { id: number; at: number }[] = [];
   const failed: { id: number; error: GraphQLError }[] = [];
   /** The calls held in flight (`hold`), by id: calling one ends that call. */
-  const inFlight = new Map<number, () => void>();
+  const inFlight = new Map<number, (status?: number) => void>();
   /**
    * Paces call `id`; records when it starts, or how it failed (at once or later). The call is over
    * as soon as it starts, unless `hold` keeps it in flight until the test ends it.
    */
-  const call = (id: number, { path = '/fast/1', key = SECRET, deadlineAt = FAR, scope, hold = false }: { path?: string; key?: string; deadlineAt?: number; scope?: RestCall['scope']; hold?: boolean } = {}) => {
+  const call = (id: number, { path = '/fast/1', key = SECRET, deadlineAt = FAR, scope, hold = false, status = 200 }: { path?: string; key?: string; deadlineAt?: number; scope?: RestCall['scope']; hold?: boolean; status?: number } = {}) => {
     const restCall: RestCall = { operation: 'op', method: 'GET', path, headers: { 'x-key': key }, ...(scope ? { scope } : {}) };
-    const begin = (finished: () => void) => {
+    const begin = (finished: (status?: number) => void) => {
       started.push({ id, at: clock.now() });
       if (hold) inFlight.set(id, finished);
-      else finished();
+      else finished(status);
     };
     try {
       const turn = pace(restCall, deadlineAt);
@@ -141,6 +141,22 @@ describe('upstream pacer', () => {
     for (const finished of t.inFlight.values()) finished();
     await t.advance(1000);
     expect(t.started.at(-1)).toEqual({ id: 4, at: 2200 });
+  });
+
+  it('waits a whole window after the service answered 429 all the same', async () => {
+    const t = setUp();
+    t.call(0, { hold: true });
+    t.call(1);
+    await t.advance(500);
+    t.inFlight.get(0)!(429);
+    // Two slots were free, but nothing goes until a window after the refusal.
+    t.call(2, { deadlineAt: 1400 });
+    t.call(3);
+    expect(t.failed.map(({ id, error }) => [id, error.extensions.code])).toEqual([[2, 'RATE_LIMITED']]);
+    await t.advance(999);
+    expect(t.started.map((entry) => entry.id)).toEqual([0, 1]);
+    await t.advance(1);
+    expect(t.started.at(-1)).toEqual({ id: 3, at: 1500 });
   });
 
   it('takes a cancelled call out of the queue and moves the ones behind it up', async () => {
