@@ -118,7 +118,6 @@ export function createUpstreamPacer({ service, rates, settings, clock, registry 
       // Refused all the same (another client on the credential, a stricter count): wait a whole window.
       if (status === 429) lane.pausedUntil = Math.max(lane.pausedUntil, until);
       // Calls end in any order: keep the list sorted (it holds at most N).
-
       let index = lane.coolingUntil.length;
       while (index > 0 && lane.coolingUntil[index - 1]! > until) index -= 1;
       lane.coolingUntil.splice(index, 0, until);
@@ -214,24 +213,25 @@ export function createUpstreamPacer({ service, rates, settings, clock, registry 
     const scope = call.scope;
     if (scope?.signal.aborted) throw cancelledCall(service);
     return new Promise<PacedCall>((resolve, reject) => {
-      const leave = (error: Error) => {
-        waiter.forget();
-        // Gone from the queue: the calls behind it move up.
-        lane.queue.splice(lane.queue.indexOf(waiter), 1);
-        reject(error);
-      };
-      const unwatch = scope?.watch(() => leave(cancelledCall(service)));
-      // Calls in flight took longer than the estimate: the deadline passed while it waited.
-      const cancelDeadline = clock.after(Math.max(0, deadlineAt - now), () => leave(refuse(lane, 'deadline', windowOf(lane.rateClass))));
+      const watching: (() => void)[] = [];
       const waiter: Waiter = {
         queuedAt: now,
         go: resolve,
-        forget() {
-          unwatch?.();
-          cancelDeadline();
+        forget: () => {
+          for (const stop of watching.splice(0)) stop();
         },
       };
+      const leave = (error: Error) => {
+        waiter.forget();
+        // Gone from the queue: the calls behind it move up.
+        const position = lane.queue.indexOf(waiter);
+        if (position >= 0) lane.queue.splice(position, 1);
+        reject(error);
+      };
       lane.queue.push(waiter);
+      // Calls in flight took longer than the estimate: the deadline passed while it waited.
+      watching.push(clock.after(Math.max(0, deadlineAt - now), () => leave(refuse(lane, 'deadline', windowOf(lane.rateClass)))));
+      if (scope) watching.push(scope.watch(() => leave(cancelledCall(service))));
       arm(lane);
     });
   };
