@@ -26,7 +26,10 @@ export function createMarketplaceSubgraph(config: MarketplaceConfig, logger: Log
   const downloads: DownloadStore<LabelsPdfDownload> = config.redisUrl
     ? createRedisDownloadStore({ url: config.redisUrl, prefix: 'graph:marketplace', ttlMs: config.downloadTtlMs, read: readLabelsPdfDownload, service: 'marketplace', logger, ...clock })
     : createDownloadStore<LabelsPdfDownload>({ ttlMs: config.downloadTtlMs, ...clock });
-  const dependencies = { transport, config, downloads, cursors: makeCursorSigner(config.cursorSecret) };
+  const cursors = makeCursorSigner(config.cursorSecret, {
+    onForeignKey: () => logger.warn('a list cursor signed under another CURSOR_SECRET arrived: every replica must share one CURSOR_SECRET (the caller was told to start the list again)'),
+  });
+  const dependencies = { transport, config, downloads, cursors };
   return {
     name: 'marketplace',
     typeDefs,
