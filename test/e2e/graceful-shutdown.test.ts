@@ -4,7 +4,9 @@ import { describe, expect, it } from 'vitest';
 import WebSocket from 'ws';
 import { DEMO_TOKENS } from '../../emulators/recognition/data.ts';
 import { SERVICES } from '../../lib/services.ts';
+import { startRecognitionSubgraph } from '../support/recognitionPieces.ts';
 import { startTestStack } from '../support/stack.ts';
+import { subscribeSse } from '../support/subscribers.ts';
 import { waitUntil } from '../support/waitFor.ts';
 
 const { stack, emulator } = await startTestStack();
@@ -37,6 +39,9 @@ describe('SIGTERM', () => {
     socket.send(JSON.stringify({ type: 'connection_init', payload: { 'x-recognition-token': DEMO_TOKENS.member } }));
     await once(socket, 'message');
     const closed = once(socket, 'close') as Promise<[number, Buffer]>;
+    // An SSE subscriber too: its stream ends at once, so its client reconnects elsewhere.
+    const sse = subscribeSse(graphqlUrl, 'subscription { bonusCreated { cursor } }', { headers: { 'x-recognition-token': DEMO_TOKENS.member } });
+    await waitUntil(async () => /^gateway_subscription_subscribers [1-9]/m.test(await (await fetch(`${origin}/metrics`)).text()), () => 'the SSE subscription to open');
 
     // A request in flight: the upstream takes a while to answer it.
     const recognition = emulator('recognition');
@@ -47,12 +52,19 @@ describe('SIGTERM', () => {
       headers: { 'content-type': 'application/json', 'x-recognition-token': DEMO_TOKENS.member },
       body: JSON.stringify({ query: '{ redemption(id: "rd_001") { id state } }' }),
     });
+    let answered = false;
+    void inFlight.then(() => (answered = true));
     await waitUntil(async () => (await recognition.requests()).some((request) => request.path.startsWith('/api/v1/redemptions/')), () => 'the upstream call to start');
 
     child.kill('SIGTERM');
     const [code, reason] = await closed;
     expect(code).toBe(1012);
     expect(reason.toString()).toContain('reconnect');
+    // Ended by the server at the start of the drain (the request in flight is still waiting on the
+    // upstream), without a result or an error event: graphql-sse reports a dropped stream.
+    expect(await sse.ended).toBeInstanceOf(Error);
+    expect(answered).toBe(false);
+    expect(sse.results).toEqual([]);
     const ready = await fetch(`${origin}/ready`);
     expect(ready.status).toBe(503);
     expect(await ready.json()).toEqual({ ready: false, draining: true });
@@ -75,4 +87,21 @@ describe('SIGTERM', () => {
     );
     expect(await exited).toEqual([0, null]);
   }, 60_000);
+});
+
+describe('a subgraph stopping', () => {
+  it('closes its subscribers with 1012 (service restart), so the gateway resubscribes at once from its last cursor', async () => {
+    const subgraph = await startRecognitionSubgraph(emulator('recognition').url, {});
+    const socket = new WebSocket(subgraph.graphqlUrl.replace('http', 'ws'), 'graphql-transport-ws');
+    await once(socket, 'open');
+    socket.send(JSON.stringify({ type: 'connection_init', payload: { 'x-recognition-token': DEMO_TOKENS.member } }));
+    await once(socket, 'message');
+    socket.send(JSON.stringify({ id: '1', type: 'subscribe', payload: { query: 'subscription { bonusCreated { cursor } }' } }));
+    await waitUntil(async () => /^recognition_event_subscriptions 1/m.test(await (await fetch(`${subgraph.url}/metrics`)).text()), () => 'the subscription to follow the log');
+    const closed = once(socket, 'close') as Promise<[number, Buffer]>;
+    await subgraph.close();
+    const [code, reason] = await closed;
+    expect(code).toBe(1012);
+    expect(reason.toString()).toContain('resubscribe from your last cursor');
+  });
 });
