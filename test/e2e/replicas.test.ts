@@ -6,6 +6,10 @@ import { startEmulator } from '../../emulators/kit/emulator.ts';
 import { createMarketplaceEmulator } from '../../emulators/marketplace/emulator.ts';
 import { DEMO_CREDENTIALS } from '../../emulators/marketplace/data.ts';
 import { DEMO_TOKENS } from '../../emulators/recognition/data.ts';
+import { pointStoreCallbacks } from '../../emulators/messaging/control.ts';
+import { DEMO_STORE_ID, DEMO_TOKEN as MESSAGING_TOKEN } from '../../emulators/messaging/data.ts';
+import { createMessagingEmulator } from '../../emulators/messaging/emulator.ts';
+import { callbackUrls } from '../../subgraphs/messaging/server.ts';
 import { SERVICE_ENTRY, SERVICES } from '../../lib/services.ts';
 import { requireBinary } from '../support/binaries.ts';
 import { knownSecrets } from '../support/logs.ts';
@@ -20,11 +24,14 @@ import { waitForEventSubscriptions, waitUntil } from '../support/waitFor.ts';
  * Issue 22, part 5: two gateways and two replicas of each stateful subgraph, every one its own
  * process, on one Redis, each pair behind a round-robin balancer. A replica killed mid-stream
  * (SIGKILL: no goodbye) loses nothing: a subscriber that resumes by cursor as docs/EVENTS.md says
- * receives every event once and in order, and a label PDF link outlives the replica that made it.
+ * receives every event once and in order (recognition's webhooks, messaging's callbacks), and a
+ * label PDF link outlives the replica that made it.
  */
 const WEBHOOK_SECRET = 'replicas-shared-webhook-secret-4d6f8b';
 const CURSOR_SECRET = 'replicas-shared-cursor-secret-0123456789abcdef';
+const CALLBACK_SECRET = 'replicas-shared-callback-secret-7a9c1e';
 knownSecrets.add(WEBHOOK_SECRET);
+knownSecrets.add(CALLBACK_SECRET);
 knownSecrets.add(CURSOR_SECRET);
 
 const member = { 'x-recognition-token': DEMO_TOKENS.member };
@@ -42,12 +49,15 @@ describe.skipIf(!requireBinary('redis-server'))('two gateways and two replicas o
   let redis: Awaited<ReturnType<typeof startRedis>>;
   let recognitionEmulator: Awaited<ReturnType<typeof startRecognitionEmulator>>;
   let marketplaceEmulator: Awaited<ReturnType<typeof startEmulator>>;
+  let messagingEmulator: Awaited<ReturnType<typeof startEmulator>>;
   const balancers: RoundRobinProxy[] = [];
   let recognitionLb: RoundRobinProxy;
   let marketplaceLb: RoundRobinProxy;
+  let messagingLb: RoundRobinProxy;
   let gatewayLb: RoundRobinProxy;
   let recognition: Child[];
   let marketplace: Child[];
+  let messaging: Child[];
   let gateways: Child[];
 
   async function start(name: string, entry: string, env: Record<string, string>): Promise<Child> {
@@ -60,8 +70,9 @@ describe.skipIf(!requireBinary('redis-server'))('two gateways and two replicas o
     redis = await startRedis();
     recognitionEmulator = await startRecognitionEmulator();
     marketplaceEmulator = await startEmulator(createMarketplaceEmulator(), 0);
-    [recognitionLb, marketplaceLb, gatewayLb] = [await startRoundRobinProxy(), await startRoundRobinProxy(), await startRoundRobinProxy()];
-    balancers.push(recognitionLb, marketplaceLb, gatewayLb);
+    messagingEmulator = await startEmulator(createMessagingEmulator({ deliveryRetryMs: 40 }), 0);
+    [recognitionLb, marketplaceLb, messagingLb, gatewayLb] = [await startRoundRobinProxy(), await startRoundRobinProxy(), await startRoundRobinProxy(), await startRoundRobinProxy()];
+    balancers.push(recognitionLb, marketplaceLb, messagingLb, gatewayLb);
 
     // The service posts its webhooks to the balancer's address; the replicas share its secret.
     const recognitionEnv = {
@@ -75,8 +86,13 @@ describe.skipIf(!requireBinary('redis-server'))('two gateways and two replicas o
     recognition = [await start('recognition-1', 'subgraphs/recognition/main.ts', recognitionEnv), await start('recognition-2', 'subgraphs/recognition/main.ts', recognitionEnv)];
     const marketplaceEnv = { [SERVICE_ENTRY.marketplace.env.apiUrl]: marketplaceEmulator.url, [SERVICE_ENTRY.marketplace.env.subgraphPort]: '0', CURSOR_SECRET };
     marketplace = await Promise.all([start('marketplace-1', 'subgraphs/marketplace/main.ts', marketplaceEnv), start('marketplace-2', 'subgraphs/marketplace/main.ts', marketplaceEnv)]);
+    const messagingEnv = { [SERVICE_ENTRY.messaging.env.apiUrl]: messagingEmulator.url, [SERVICE_ENTRY.messaging.env.subgraphPort]: '0', MESSAGING_CALLBACK_SECRET: CALLBACK_SECRET };
+    messaging = await Promise.all([start('messaging-1', 'subgraphs/messaging/main.ts', messagingEnv), start('messaging-2', 'subgraphs/messaging/main.ts', messagingEnv)]);
+    // The store's callbacks go to the balancer, so either replica receives each one.
+    await pointStoreCallbacks(messagingEmulator.url, DEMO_STORE_ID, callbackUrls(messagingLb.url, CALLBACK_SECRET));
     recognitionLb.setBackends(recognition.map((child) => child.url));
     marketplaceLb.setBackends(marketplace.map((child) => child.url));
+    messagingLb.setBackends(messaging.map((child) => child.url));
 
     // Services this test does not run answer nothing; the gateways never call them here.
     const subgraphUrls = Object.fromEntries(SERVICES.map((service) => [service.env.subgraphUrl, 'http://127.0.0.1:9/graphql']));
@@ -84,6 +100,7 @@ describe.skipIf(!requireBinary('redis-server'))('two gateways and two replicas o
       ...subgraphUrls,
       [SERVICE_ENTRY.recognition.env.subgraphUrl]: `${recognitionLb.url}/graphql`,
       [SERVICE_ENTRY.marketplace.env.subgraphUrl]: `${marketplaceLb.url}/graphql`,
+      [SERVICE_ENTRY.messaging.env.subgraphUrl]: `${messagingLb.url}/graphql`,
       GATEWAY_PORT: '0',
       PUBLIC_URL: gatewayLb.url,
     };
@@ -96,6 +113,7 @@ describe.skipIf(!requireBinary('redis-server'))('two gateways and two replicas o
     for (const balancer of balancers) await balancer.close();
     await recognitionEmulator?.close();
     await marketplaceEmulator?.close();
+    await messagingEmulator?.close();
     await redis?.close();
   });
 
@@ -187,5 +205,42 @@ describe.skipIf(!requireBinary('redis-server'))('two gateways and two replicas o
     // The surviving replica fetched it with the credential of the caller who made the link.
     const [call] = await market.requests();
     expect(call).toMatchObject({ method: 'GET', path: '/shipments/mkt/view', query: { plp_id: '7001' }, status: 200 });
+  }, 60_000);
+
+  it('texts received by either messaging replica reach a subscriber once and in order while the replica serving its stream is killed', async () => {
+    const received = (subscriber: { results: ExecutionResult<Record<string, unknown>>[] }) =>
+      subscriber.results.map((result) => (result.data!.inboundMessageReceived as { messageId: string }).messageId);
+    const sent: string[] = [];
+    const text = async (count: number) => {
+      for (let index = 0; index < count; index += 1) {
+        const answer = (await emulatorControl(messagingEmulator.url).control('inbound', { from: `1555777${String(sent.length).padStart(4, '0')}`, body: 'BREAD', storeId: DEMO_STORE_ID })) as { messageId: string };
+        sent.push(answer.messageId);
+      }
+    };
+    const subscriber = subscribeResuming(`${gatewayLb.url}/graphql`, 'subscription ($s: ID!, $after: String) { inboundMessageReceived(filter: { storeId: $s }, after: $after) { cursor messageId } }', {
+      variables: { s: DEMO_STORE_ID },
+      connectionParams: { 'x-messaging-token': MESSAGING_TOKEN },
+      cursorOf: (result) => (result.data?.inboundMessageReceived as { cursor?: string } | undefined)?.cursor,
+    });
+    const inspect = new Redis(redis.url);
+    try {
+      await waitUntil(() => messagingLb.openTunnels().length === 1, () => 'the gateway to open its stream to a messaging replica', 20_000);
+      const [streaming] = messagingLb.openTunnels() as [number];
+      await waitForEventSubscriptions(messaging[streaming]!.url, 1, 'messaging_event_subscriptions');
+      await text(2);
+      await subscriber.waitFor(2, 20_000);
+
+      await messaging[streaming]!.kill('SIGKILL');
+      await text(3);
+      await subscriber.waitFor(5, 30_000);
+      expect(messagingLb.openTunnels()).toEqual([1 - streaming]);
+      expect(received(subscriber)).toHaveLength(5);
+      expect(new Set(received(subscriber))).toEqual(new Set(sent));
+      const order = (await inspect.xrange('graph:messaging:events', '-', '+')).map(([, fields]) => (JSON.parse(fields[1]!) as { dedupeKey: string }).dedupeKey);
+      expect(order.filter((key) => sent.some((id) => key.endsWith(id))).map((key) => sent.find((id) => key.endsWith(id)))).toEqual(received(subscriber));
+    } finally {
+      subscriber.close();
+      inspect.disconnect();
+    }
   }, 60_000);
 });
