@@ -3,6 +3,9 @@ import type { Logger } from '../../lib/logger.ts';
 import type { ServiceEntry } from '../../lib/services.ts';
 import { createMetrics, observeUpstream, type Metrics } from '../../lib/metrics.ts';
 import { createRestTransport, DEFAULT_MAX_DOWNLOAD_BYTES, DEFAULT_MAX_RESPONSE_BYTES, type RestTransport } from './transport.ts';
+import type { CircuitBreakerSettings } from '../../lib/circuitBreaker.ts';
+import { createBreakerGuards } from '../../lib/circuitBreakerGuards.ts';
+import { withCircuitBreaker } from './upstreamBreaker.ts';
 
 /** How much of one answer a subgraph reads from its service. */
 export interface UpstreamLimits {
@@ -27,10 +30,15 @@ export interface ServiceUpstreamOptions extends Partial<UpstreamLimits> {
   baseUrl: string;
   timeoutMs: number;
   logger: Logger;
+  /** The service's circuit breaker (CIRCUIT_BREAKER_*); none when absent or its threshold is 0. */
+  circuitBreaker?: CircuitBreakerSettings;
 }
 
-/** A subgraph's metrics registry and its upstream transport, every call counted and timed into it. */
-export function createServiceUpstream({ service, baseUrl, timeoutMs, logger, maxResponseBytes, maxDownloadBytes }: ServiceUpstreamOptions): { metrics: Metrics; transport: RestTransport } {
+/**
+ * A subgraph's metrics registry and its upstream transport, every call counted and timed into it,
+ * behind the service's circuit breaker.
+ */
+export function createServiceUpstream({ service, baseUrl, timeoutMs, logger, maxResponseBytes, maxDownloadBytes, circuitBreaker }: ServiceUpstreamOptions): { metrics: Metrics; transport: RestTransport } {
   const metrics = createMetrics(service);
   const transport = createRestTransport({
     service,
@@ -41,5 +49,6 @@ export function createServiceUpstream({ service, baseUrl, timeoutMs, logger, max
     ...(maxResponseBytes !== undefined ? { maxResponseBytes } : {}),
     ...(maxDownloadBytes !== undefined ? { maxDownloadBytes } : {}),
   });
-  return { metrics, transport };
+  const guard = circuitBreaker && createBreakerGuards({ settings: circuitBreaker, logger, registry: metrics.registry, prefix: service })(service);
+  return { metrics, transport: withCircuitBreaker(transport, guard) };
 }

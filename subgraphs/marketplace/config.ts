@@ -1,6 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { ConfigError, readInt, readUrl, type Env } from '../../lib/config.ts';
 import { SERVICE_ENTRY, readSubgraphBasics } from '../../lib/services.ts';
+import type { CircuitBreakerSettings } from '../../lib/circuitBreaker.ts';
 import { readDownloadLimit, readUpstreamLimits, type UpstreamLimits } from '../kit/upstream.ts';
 
 export interface MarketplaceConfig {
@@ -16,6 +17,8 @@ export interface MarketplaceConfig {
   /** Caps on what one upstream answer may bring (`<NAME>_MAX_RESPONSE_BYTES`, `MARKETPLACE_MAX_DOWNLOAD_BYTES`). */
   upstreamLimits: UpstreamLimits;
   compiledExecution: boolean;
+  /** The upstream's circuit breaker (CIRCUIT_BREAKER_FAILURES, CIRCUIT_BREAKER_COOLDOWN_MS). */
+  circuitBreaker: CircuitBreakerSettings;
   /** Upstream calls one GraphQL request may make here, retries included (the gateway may lower it per request). */
   maxRequestUpstreamCalls: number;
   /** How long a label PDF link works. @default 300000 (5 minutes) */
