@@ -8,6 +8,7 @@ import type { GatewayContext } from './context.ts';
 import { createInFlight } from './inFlight.ts';
 import type { BreakerGuard } from '../lib/circuitBreakerGuards.ts';
 import { admitSubgraphCall } from './subgraphBreaker.ts';
+import { failedRootFetch } from './failedFetch.ts';
 
 /** What the query planner sends for reads: queries and entity fetches, never a mutation. */
 const READ = /^\s*(?:query\b|\{)/;
@@ -71,7 +72,13 @@ export class SubgraphDataSource implements GraphQLDataSource<GatewayContext> {
 
   async process(options: GraphQLDataSourceProcessOptions<GatewayContext>): Promise<GatewayGraphQLResponse> {
     const { http, ...request } = options.request;
-    const answer = await this.send(request, options.context, http?.headers);
+    let answer: SubgraphAnswer;
+    try {
+      answer = await this.send(request, options.context, http?.headers);
+    } catch (error) {
+      const incoming = 'pathInIncomingRequest' in options ? options : undefined;
+      return failedRootFetch(error, { query: request.query ?? '', operationName: request.operationName, document: incoming?.document, path: incoming?.pathInIncomingRequest });
+    }
     return this.read(answer, 'incomingRequestContext' in options ? options.incomingRequestContext.overallCachePolicy : undefined);
   }
 

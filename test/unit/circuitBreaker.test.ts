@@ -8,6 +8,7 @@ import { createLogger } from '../../lib/logger.ts';
 import { readGatewayConfig } from '../../gateway/config.ts';
 import { readDashboardsConfig } from '../../subgraphs/dashboards/config.ts';
 import { readImportsConfig } from '../../subgraphs/imports/config.ts';
+import { failedRootFetch } from '../../gateway/failedFetch.ts';
 
 function setUp(failures = 3, cooldownMs = 1000) {
   let now = 0;
@@ -175,5 +176,24 @@ describe('breaker settings', () => {
   it('refuse a bad value, naming the setting', () => {
     expect(() => readGatewayConfig({ CIRCUIT_BREAKER_FAILURES: '-1' })).toThrow(new ConfigError('CIRCUIT_BREAKER_FAILURES must be a whole number from 0 to 1000; got "-1".'));
     expect(() => readDashboardsConfig({ CIRCUIT_BREAKER_COOLDOWN_MS: 'soon' })).toThrow(/CIRCUIT_BREAKER_COOLDOWN_MS/);
+  });
+});
+
+describe('a failed root fetch', () => {
+  const unreachable = new GraphQLError('the dashboards subgraph is unreachable', { extensions: { code: 'UPSTREAM_UNAVAILABLE', service: 'dashboards' } });
+
+  it('is reported at the path of each root field it asked for, aliases and fragments included', () => {
+    const query = 'query Q__dashboards__0 { __typename all: dashboards(first: 1) { totalCount } ...More ... on Query { dashboard(id: "d1") { id } } } fragment More on Query { environments { slug } all: dashboards(first: 1) { totalCount } }';
+    const reported = failedRootFetch(unreachable, { query, operationName: 'Q__dashboards__0', path: [] });
+    expect(reported.errors.map((error) => error.path)).toEqual([['all'], ['environments'], ['dashboard']]);
+    expect(reported.errors[0]!.message).toBe('the dashboards subgraph is unreachable');
+    expect(reported.errors[0]!.extensions).toEqual({ code: 'UPSTREAM_UNAVAILABLE', service: 'dashboards' });
+  });
+
+  it('is thrown as it came for an entity fetch, or when it is not a GraphQL error', () => {
+    const entities = 'query ($representations: [_Any!]!) { _entities(representations: $representations) { ... on Reward { id } } }';
+    expect(() => failedRootFetch(unreachable, { query: entities, path: ['redemption', 'reward'] })).toThrow(unreachable);
+    const bug = new Error('no query to send');
+    expect(() => failedRootFetch(bug, { query: '{ dashboards { totalCount } }', path: [] })).toThrow(bug);
   });
 });
