@@ -51,7 +51,7 @@ const breakerWarnings = () =>
   capturedLogs
     .flatMap((chunk) => chunk.split('\n'))
     .filter((line) => line.includes('circuit breaker'))
-    .map((line) => JSON.parse(line) as { level: number; service: string; from: string; to: string });
+    .map((line) => JSON.parse(line) as { name: string; level: number; service: string; from: string; to: string });
 
 describe('the circuit breaker in front of an upstream service', async () => {
   const gateway = await started(
@@ -162,6 +162,13 @@ describe('the gateway’s circuit breaker in front of a subgraph', async () => {
       testLogger('gateway-breaker'),
     ),
   );
+  // The same gateway without its fast paths: Apollo's executor answers every operation.
+  const apolloOnly = await started(
+    startGateway(
+      readGatewayConfig({}, { port: 0, subgraphUrls: { recognition: `${recognitionSubgraph.url}/graphql`, dashboards: `http://127.0.0.1:${downPort}/graphql` }, circuitBreaker: breakerOn(gatewayClock, 2), fastPaths: { singleFetch: false, passThrough: false } }),
+      testLogger('gateway-apollo-only'),
+    ),
+  );
 
   it('fails fast for that subgraph once it keeps refusing connections; other subgraphs still answer', async () => {
     for (let i = 0; i < 2; i += 1) {
@@ -184,12 +191,19 @@ describe('the gateway’s circuit breaker in front of a subgraph', async () => {
     expect(metrics).toContain('gateway_circuit_breaker_rejected_total{service="dashboards"} 1');
   });
 
-  it('is respected by the fast paths: a one-subgraph operation and its repeats fail fast too', async () => {
-    for (let i = 0; i < 3; i += 1) {
-      const result = await gql(gateway, '{ dashboards(first: 1) { totalCount } }');
-      expect(result.errors?.[0]?.message).toMatch(/circuit breaker is open/);
-      expect(result.errors?.[0]?.extensions).toMatchObject({ code: 'UPSTREAM_UNAVAILABLE', service: 'dashboards', retryAfterSeconds: 10 });
-    }
+  it('is respected by the fast paths: a one-subgraph operation and its repeats fail fast too, answered as Apollo’s executor answers', async () => {
+    const viaApollo: GraphQLResult[] = [];
+    for (let i = 0; i < 3; i += 1) viaApollo.push(await gql(apolloOnly, '{ dashboards(first: 1) { totalCount } }'));
+    expect(viaApollo[0]).toEqual({
+      data: { dashboards: null },
+      errors: [{ message: 'the dashboards subgraph is unreachable', path: ['dashboards'], extensions: { code: 'UPSTREAM_UNAVAILABLE', service: 'dashboards', serviceName: 'dashboards' } }],
+    });
+    const refused = viaApollo[2]!;
+    expect(refused.data).toEqual({ dashboards: null });
+    expect(refused.errors?.[0]?.message).toMatch(/circuit breaker is open/);
+    expect(refused.errors?.[0]?.extensions).toMatchObject({ code: 'UPSTREAM_UNAVAILABLE', service: 'dashboards', retryAfterSeconds: 10 });
+    // The first goes through Apollo Server and the single-fetch shortcut, the repeats through the pass-through.
+    for (let i = 0; i < 3; i += 1) expect(await gql(gateway, '{ dashboards(first: 1) { totalCount } }')).toEqual(refused);
     expect(await metricsOf(gateway.url)).toContain('gateway_circuit_breaker_rejected_total{service="dashboards"} 4');
   });
 
@@ -202,7 +216,7 @@ describe('the gateway’s circuit breaker in front of a subgraph', async () => {
     expect(probed.errors).toBeUndefined();
     expect(probed.data?.dashboards).toMatchObject({ totalCount: expect.any(Number) });
     expect(await metricsOf(gateway.url)).toContain('gateway_circuit_breaker_state{service="dashboards"} 0');
-    const changes = breakerWarnings().filter((line) => line.service === 'dashboards');
+    const changes = breakerWarnings().filter((line) => line.name === 'gateway-breaker' && line.service === 'dashboards');
     expect(changes.map(({ from, to }) => `${from}>${to}`)).toEqual(['closed>open', 'open>halfOpen', 'halfOpen>closed']);
   });
 });

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { Registry } from 'prom-client';
-import { GraphQLError } from 'graphql';
+import { GraphQLError, buildSchema } from 'graphql';
 import { ConfigError } from '../../lib/config.ts';
 import { createCircuitBreaker, isRefusal, readCircuitBreakerSettings, type BreakerChange, type BreakerPermit, type BreakerRefusal, type CircuitBreaker } from '../../lib/circuitBreaker.ts';
 import { createBreakerGuards } from '../../lib/circuitBreakerGuards.ts';
@@ -8,7 +8,7 @@ import { createLogger } from '../../lib/logger.ts';
 import { readGatewayConfig } from '../../gateway/config.ts';
 import { readDashboardsConfig } from '../../subgraphs/dashboards/config.ts';
 import { readImportsConfig } from '../../subgraphs/imports/config.ts';
-import { failedRootFetch } from '../../gateway/failedFetch.ts';
+import { failedDirectFetch, failedRootFetch } from '../../gateway/failedFetch.ts';
 
 function setUp(failures = 3, cooldownMs = 1000) {
   let now = 0;
@@ -195,5 +195,15 @@ describe('a failed root fetch', () => {
     expect(() => failedRootFetch(unreachable, { query: entities, path: ['redemption', 'reward'] })).toThrow(unreachable);
     const bug = new Error('no query to send');
     expect(() => failedRootFetch(bug, { query: '{ dashboards { totalCount } }', path: [] })).toThrow(bug);
+  });
+});
+
+describe('a failed single fetch', () => {
+  const schema = buildSchema('type Query { dashboards: Int, quota: Int!, environments: [String] }');
+  const unreachable = new GraphQLError('the dashboards subgraph is unreachable', { extensions: { code: 'UPSTREAM_UNAVAILABLE', service: 'dashboards' } });
+
+  it('nulls each root field, as Apollo’s executor does, or the whole data when one may not be null', () => {
+    expect(failedDirectFetch(unreachable, { operation: '{ a: dashboards environments }' }, schema)).toMatchObject({ data: { a: null, environments: null }, errors: [{ path: ['a'] }, { path: ['environments'] }] });
+    expect(failedDirectFetch(unreachable, { operation: '{ dashboards quota }' }, schema).data).toBeNull();
   });
 });
