@@ -36,6 +36,7 @@ import { createRateLimiter, rateLimitedError } from './rateLimit.ts';
 import { createExplorerHints } from './auth/explorerHints.ts';
 import { accessLogPlugin, createAccessLog } from './accessLog.ts';
 import { createBreakerGuards } from '../lib/circuitBreakerGuards.ts';
+import { createTrustedDocuments } from './trustedDocuments.ts';
 
 /** Sandbox's page is public: it asks for nothing but the page, and carries the token box itself. */
 const isLandingPage = (req: http.IncomingMessage) => req.method === 'GET' && String(req.headers.accept ?? '').includes('text/html') && !req.url?.includes('query=');
@@ -95,6 +96,7 @@ export async function startGateway(config: GatewayConfig, logger: Logger): Promi
   const format = formatGraphError(logger, { hideSuggestions: !config.schemaSuggestions });
   const demand = createDemandControl({ schema: planner.graphqlApiSchema, costs: readCostTable(supergraphSdl), ...config.demand });
   const operationMetrics = createOperationMetrics(metrics.registry);
+  const trustedDocuments = createTrustedDocuments(config.trustedDocuments, { logger: logger.child({ component: 'trusted-documents' }), registry: metrics.registry });
   const { singleFetch, passThrough: passingThrough } = config.fastPaths;
   const passThrough = singleFetch && passingThrough ? createPassThrough({ schema: planner.graphqlApiSchema, dataSources, metrics: operationMetrics, demand, accessLog }) : undefined;
   const apollo = new ApolloServer<GatewayContext>({
@@ -104,6 +106,9 @@ export async function startGateway(config: GatewayConfig, logger: Logger): Promi
     })(),
     logger: apolloLogger(logger),
     includeStacktraceInErrorResponses: false,
+    // Automatic persisted queries are the trusted documents' (every transport, one bounded cache):
+    // by the time Apollo Server sees a request, an id has become its text or been refused.
+    persistedQueries: false,
     hideSchemaDetailsFromClientErrors: !config.schemaSuggestions,
     formatError: format,
     validationRules: rules,
@@ -131,6 +136,7 @@ export async function startGateway(config: GatewayConfig, logger: Logger): Promi
     server: apollo,
     context: async ({ req }) => contextOf(req),
     maxBodyBytes: config.maxBodyBytes,
+    admit: trustedDocuments.admitHttp,
     first: passThrough
       ? async (body, req, res) => {
           const context = contextOf(req);
@@ -158,7 +164,7 @@ export async function startGateway(config: GatewayConfig, logger: Logger): Promi
   subscriptionMetrics(metrics.registry, executor);
   sharedReadMetrics(metrics.registry, dataSources);
   const runner = createOperationRunner(executor, apollo, authenticator.enabled || limiter.enabled ? { authenticator, access, limiter } : undefined);
-  const sse = createSseTransport({ schema: executor.planner.graphqlApiSchema, runner, rules, maxBodyBytes: config.maxBodyBytes, format, authenticatedOf: (req) => authenticated.get(req) });
+  const sse = createSseTransport({ schema: executor.planner.graphqlApiSchema, runner, rules, maxBodyBytes: config.maxBodyBytes, format, trustedDocuments, authenticatedOf: (req) => authenticated.get(req) });
   const downloads = createDownloadProxy(config.subgraphUrls, logger);
   const dashboard = config.dashboard ? createDashboard({ demoToken: config.sandboxHeaders['x-recognition-token'] }) : undefined;
 
@@ -235,6 +241,7 @@ export async function startGateway(config: GatewayConfig, logger: Logger): Promi
     runner,
     format,
     rules,
+    trustedDocuments,
     maxPayloadBytes: config.maxBodyBytes,
     maxOperationsPerConnection: config.subscriptionLimits.perConnection,
   });
