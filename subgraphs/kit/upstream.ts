@@ -2,7 +2,9 @@ import { readInt, type Env } from '../../lib/config.ts';
 import type { Logger } from '../../lib/logger.ts';
 import type { ServiceEntry } from '../../lib/services.ts';
 import { createMetrics, observeUpstream, type Metrics } from '../../lib/metrics.ts';
-import { createRestTransport, DEFAULT_MAX_DOWNLOAD_BYTES, DEFAULT_MAX_RESPONSE_BYTES, type RestTransport } from './transport.ts';
+import { PUBLISHED_RATES } from '../../lib/upstreamRates.ts';
+import { createRestTransport, DEFAULT_MAX_DOWNLOAD_BYTES, DEFAULT_MAX_RESPONSE_BYTES, SYSTEM_CLOCK, type RestTransport } from './transport.ts';
+import { createUpstreamPacer, type PacingSettings } from './pacing.ts';
 import type { CircuitBreakerSettings } from '../../lib/circuitBreaker.ts';
 import { createBreakerGuards } from '../../lib/circuitBreakerGuards.ts';
 import { withCircuitBreaker } from './upstreamBreaker.ts';
@@ -30,6 +32,8 @@ export interface ServiceUpstreamOptions extends Partial<UpstreamLimits> {
   baseUrl: string;
   timeoutMs: number;
   logger: Logger;
+  /** Pacing under the service's published rates (`lib/upstreamRates.ts`), for a service that publishes any. */
+  pacing?: PacingSettings;
   /** The service's circuit breaker (CIRCUIT_BREAKER_*); none when absent or its threshold is 0. */
   circuitBreaker?: CircuitBreakerSettings;
 }
@@ -38,14 +42,16 @@ export interface ServiceUpstreamOptions extends Partial<UpstreamLimits> {
  * A subgraph's metrics registry and its upstream transport, every call counted and timed into it,
  * behind the service's circuit breaker.
  */
-export function createServiceUpstream({ service, baseUrl, timeoutMs, logger, maxResponseBytes, maxDownloadBytes, circuitBreaker }: ServiceUpstreamOptions): { metrics: Metrics; transport: RestTransport } {
+export function createServiceUpstream({ service, baseUrl, timeoutMs, logger, maxResponseBytes, maxDownloadBytes, pacing, circuitBreaker }: ServiceUpstreamOptions): { metrics: Metrics; transport: RestTransport } {
   const metrics = createMetrics(service);
+  const rates = PUBLISHED_RATES[service];
   const transport = createRestTransport({
     service,
     baseUrl,
     timeoutMs,
     logger,
     observe: observeUpstream(metrics, service),
+    ...(pacing?.enabled && rates ? { pace: createUpstreamPacer({ service, rates, settings: pacing, clock: SYSTEM_CLOCK, registry: metrics.registry }) } : {}),
     ...(maxResponseBytes !== undefined ? { maxResponseBytes } : {}),
     ...(maxDownloadBytes !== undefined ? { maxDownloadBytes } : {}),
   });

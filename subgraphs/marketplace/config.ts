@@ -3,6 +3,7 @@ import { ConfigError, readInt, readUrl, type Env } from '../../lib/config.ts';
 import { SERVICE_ENTRY, readSubgraphBasics } from '../../lib/services.ts';
 import type { CircuitBreakerSettings } from '../../lib/circuitBreaker.ts';
 import { readDownloadLimit, readUpstreamLimits, type UpstreamLimits } from '../kit/upstream.ts';
+import { readPacingSettings, type PacingSettings } from '../kit/pacing.ts';
 
 export interface MarketplaceConfig {
   port: number;
@@ -16,6 +17,8 @@ export interface MarketplaceConfig {
   timeoutMs: number;
   /** Caps on what one upstream answer may bring (`<NAME>_MAX_RESPONSE_BYTES`, `MARKETPLACE_MAX_DOWNLOAD_BYTES`). */
   upstreamLimits: UpstreamLimits;
+  /** Calls paced under the service's published rates (`UPSTREAM_PACING*`). */
+  pacing: PacingSettings;
   compiledExecution: boolean;
   /** The upstream's circuit breaker (CIRCUIT_BREAKER_FAILURES, CIRCUIT_BREAKER_COOLDOWN_MS). */
   circuitBreaker: CircuitBreakerSettings;
@@ -27,6 +30,8 @@ export interface MarketplaceConfig {
   multipartThresholdBytes: number;
   /** The key list cursors are signed with (`CURSOR_SECRET`); random at each start when unset. Replicas must share it. */
   cursorSecret: string;
+  /** Label PDF links kept in Redis, so any replica serves any link; in memory when absent. */
+  redisUrl?: string;
 }
 
 /** The `mkt` path segment: one URL-safe name, shared by the subgraph and the emulator. */
@@ -54,9 +59,11 @@ export function readMarketplaceConfig(env: Env, overrides: Partial<MarketplaceCo
     productsApiUrl: readUrl(env, 'MARKETPLACE_PRODUCTS_API_URL') ?? apiUrl,
     marketplace: readMarketplaceName(env),
     upstreamLimits: { ...readUpstreamLimits(env, SERVICE_ENTRY.marketplace), maxDownloadBytes: readDownloadLimit(env, 'MARKETPLACE_MAX_DOWNLOAD_BYTES') },
+    pacing: readPacingSettings(env),
     downloadTtlMs: readInt(env, 'MARKETPLACE_DOWNLOAD_TTL_MS', 5 * 60_000, { min: 1_000, max: 15 * 60_000 }),
     multipartThresholdBytes: readInt(env, 'MARKETPLACE_MULTIPART_THRESHOLD_BYTES', 256 * 1024, { min: 1, max: 64 * 1024 * 1024 }),
     cursorSecret: readCursorSecret(env),
+    ...(readUrl(env, 'REDIS_URL', ['redis:', 'rediss:']) ? { redisUrl: env.REDIS_URL } : {}),
     ...overrides,
     apiUrl,
   };
