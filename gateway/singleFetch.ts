@@ -22,6 +22,7 @@ import { createBoundedCache } from '../lib/boundedCache.ts';
 import { subgraphRequestFor, type PassThrough } from './passThrough.ts';
 import type { GatewayContext } from './context.ts';
 import type { SubgraphDataSource } from './subgraphDataSource.ts';
+import { createFetchSpans } from './tracing.ts';
 
 type GatewayInterface = Pick<ApolloGateway, 'load' | 'onSchemaLoadOrUpdate' | 'stop'>;
 type LoadResult = Awaited<ReturnType<ApolloGateway['load']>>;
@@ -109,6 +110,7 @@ export function withDirectFetches(
   { planner, dataSources, passThrough, cacheSize = 2000 }: { planner: Planner; dataSources: ReadonlyMap<string, SubgraphDataSource>; passThrough?: Pick<PassThrough, 'remember'>; cacheSize?: number },
 ): GatewayInterface {
   const decisions = createBoundedCache<FetchNode | null>(cacheSize);
+  const fetchSpan = createFetchSpans('single-fetch');
 
   function decide(requestContext: RequestContext): FetchNode | null {
     const key = `${requestContext.operationName ?? ''}\u0000${requestContext.queryHash}`;
@@ -128,7 +130,7 @@ export function withDirectFetches(
   async function answerOf(fetch: FetchNode, source: SubgraphDataSource, requestContext: RequestContext, provided: Record<string, unknown>) {
     const context = requestContext.context as GatewayContext;
     const prefetched = context.prefetched;
-    if (prefetched?.serviceName !== fetch.serviceName) return source.send(subgraphRequestFor(fetch, provided), context);
+    if (prefetched?.serviceName !== fetch.serviceName) return fetchSpan(fetch.serviceName, () => source.send(subgraphRequestFor(fetch, provided), context));
     delete context.prefetched;
     if ('error' in prefetched.outcome) throw prefetched.outcome.error;
     return prefetched.outcome.answer;

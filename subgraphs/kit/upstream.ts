@@ -3,6 +3,7 @@ import type { Logger } from '../../lib/logger.ts';
 import type { ServiceEntry } from '../../lib/services.ts';
 import { createMetrics, observeUpstream, type Metrics } from '../../lib/metrics.ts';
 import { createRestTransport, DEFAULT_MAX_DOWNLOAD_BYTES, DEFAULT_MAX_RESPONSE_BYTES, type RestTransport } from './transport.ts';
+import { createUpstreamSpans } from './tracing.ts';
 
 /** How much of one answer a subgraph reads from its service. */
 export interface UpstreamLimits {
@@ -32,14 +33,17 @@ export interface ServiceUpstreamOptions extends Partial<UpstreamLimits> {
 /** A subgraph's metrics registry and its upstream transport, every call counted and timed into it. */
 export function createServiceUpstream({ service, baseUrl, timeoutMs, logger, maxResponseBytes, maxDownloadBytes }: ServiceUpstreamOptions): { metrics: Metrics; transport: RestTransport } {
   const metrics = createMetrics(service);
+  // Undefined when traces are off: the transport is then used as it is.
+  const spans = createUpstreamSpans(service, baseUrl);
+  const observe = observeUpstream(metrics, service);
   const transport = createRestTransport({
     service,
     baseUrl,
     timeoutMs,
     logger,
-    observe: observeUpstream(metrics, service),
+    observe: spans ? spans.observing(observe) : observe,
     ...(maxResponseBytes !== undefined ? { maxResponseBytes } : {}),
     ...(maxDownloadBytes !== undefined ? { maxDownloadBytes } : {}),
   });
-  return { metrics, transport };
+  return { metrics, transport: spans ? spans.wrap(transport) : transport };
 }
