@@ -101,7 +101,7 @@ export function createPassThrough({ schema, dataSources, metrics, demand, access
       context.calls = demand.ledger(checked.estimate);
       let answer: SubgraphAnswer;
       try {
-        answer = await fetchSpan(serviceName, () => prepared.source.send(subgraphRequestFor(prepared.fetch, repeat.variables), context));
+        answer = await fetchSpan(serviceName, prepared.operation, () => prepared.source.send(subgraphRequestFor(prepared.fetch, repeat.variables), context));
       } catch (error) {
         return { served: false, prefetched: { serviceName, outcome: { error } } };
       }

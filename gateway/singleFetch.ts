@@ -127,10 +127,10 @@ export function withDirectFetches(
     return decision;
   }
 
-  async function answerOf(fetch: FetchNode, source: SubgraphDataSource, requestContext: RequestContext, provided: Record<string, unknown>) {
+  async function answerOf(fetch: FetchNode, source: SubgraphDataSource, requestContext: RequestContext, operation: OperationDefinitionNode, provided: Record<string, unknown>) {
     const context = requestContext.context as GatewayContext;
     const prefetched = context.prefetched;
-    if (prefetched?.serviceName !== fetch.serviceName) return fetchSpan(fetch.serviceName, () => source.send(subgraphRequestFor(fetch, provided), context));
+    if (prefetched?.serviceName !== fetch.serviceName) return fetchSpan(fetch.serviceName, operation, () => source.send(subgraphRequestFor(fetch, provided), context));
     delete context.prefetched;
     if ('error' in prefetched.outcome) throw prefetched.outcome.error;
     return prefetched.outcome.answer;
@@ -152,7 +152,7 @@ export function withDirectFetches(
         const coerced = getVariableValues(planner.graphqlApiSchema, operation.variableDefinitions ?? [], provided);
         if (coerced.errors) return { errors: coerced.errors };
         if (requestContext.request.query) passThrough?.remember(requestContext.request.query, requestContext.request.operationName, fetch, operation, requestContext.document);
-        const response = source.read(await answerOf(fetch, source, requestContext, provided), requestContext.overallCachePolicy);
+        const response = source.read(await answerOf(fetch, source, requestContext, operation, provided), requestContext.overallCachePolicy);
         const result: ExecutionResult = { data: response.data ?? null };
         if (response.errors?.length) {
           result.errors = response.errors.map(

@@ -1,6 +1,7 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { context, trace, type Span } from '@opentelemetry/api';
 import type { ApolloServerPlugin, BaseContext } from '@apollo/server';
+import type { OperationDefinitionNode } from 'graphql';
 import { clip, inSpan, startServerSpan, tracerFor } from '../lib/tracing.ts';
 
 /** The gateway's spans: the HTTP request's, and the operation's name and type on it. */
@@ -13,6 +14,18 @@ export interface GatewayTracing {
 
 export const GATEWAY_SERVICE = 'gateway';
 
+/** The spans of requests to `/graphql`, which the operation's name and type are set on. */
+const requestSpans = new WeakSet<Span>();
+
+/** Names the operation on the active request's span, if it is one. */
+function nameOperation(type: string, name: string | null | undefined): void {
+  const span = trace.getActiveSpan();
+  if (!span || !requestSpans.has(span)) return;
+  // The name is the client's text: kept short, as the access log keeps it.
+  if (name) span.setAttribute('graphql.operation.name', clip(name));
+  span.setAttribute('graphql.operation.type', type);
+}
+
 /**
  * The gateway's tracing, or undefined when traces are off (then nothing is hooked in). Apollo
  * Gateway makes its own spans below the request's (`gateway.request`, `gateway.plan`,
@@ -21,7 +34,6 @@ export const GATEWAY_SERVICE = 'gateway';
 export function createGatewayTracing(): GatewayTracing | undefined {
   const tracer = tracerFor(GATEWAY_SERVICE);
   if (!tracer) return undefined;
-  const requestSpans = new WeakSet<Span>();
   return {
     serve(req, res, run) {
       const { span, context: traced } = startServerSpan(tracer, req, res, '/graphql');
@@ -32,11 +44,7 @@ export function createGatewayTracing(): GatewayTracing | undefined {
       async requestDidStart() {
         return {
           async didResolveOperation({ operationName, operation }) {
-            const span = trace.getActiveSpan();
-            if (!span || !requestSpans.has(span)) return;
-            // The name is the client's text: kept short, as the access log keeps it.
-            if (operationName) span.setAttribute('graphql.operation.name', clip(operationName));
-            if (operation) span.setAttribute('graphql.operation.type', operation.operation);
+            if (operation) nameOperation(operation.operation, operationName);
           },
         };
       },
@@ -46,11 +54,15 @@ export function createGatewayTracing(): GatewayTracing | undefined {
 
 /**
  * A subgraph fetch of the fast paths (`gateway/passThrough.ts`, `gateway/singleFetch.ts`), which
- * skip Apollo's executor and so its `gateway.fetch` span: the same span, made here. When traces
- * are off the fetch is run as it is.
+ * skip Apollo's executor and so its `gateway.fetch` span: the same span, made here (and the
+ * pass-through, which skips Apollo Server's plugins too, names the operation on the request's
+ * span). When traces are off the fetch is run as it is.
  */
-export function createFetchSpans(path: 'pass-through' | 'single-fetch'): <T>(serviceName: string, fetch: () => Promise<T>) => Promise<T> {
+export function createFetchSpans(path: 'pass-through' | 'single-fetch'): <T>(serviceName: string, operation: OperationDefinitionNode, fetch: () => Promise<T>) => Promise<T> {
   const tracer = tracerFor(GATEWAY_SERVICE);
-  if (!tracer) return (_serviceName, fetch) => fetch();
-  return (serviceName, fetch) => inSpan(tracer, 'gateway.fetch', { service: serviceName, 'gateway.fast_path': path }, () => fetch());
+  if (!tracer) return (_serviceName, _operation, fetch) => fetch();
+  return (serviceName, operation, fetch) => {
+    nameOperation(operation.operation, operation.name?.value);
+    return inSpan(tracer, 'gateway.fetch', { service: serviceName, 'gateway.fast_path': path }, () => fetch());
+  };
 }
