@@ -182,7 +182,7 @@ export function recordFailure(span: Span, error: unknown): void {
 
 /**
  * The SERVER span of one HTTP request, continuing the caller's trace, named by the route's
- * template (`POST /graphql`, `POST /webhooks/*`): never the URL itself, whose path may hold a
+ * template (`POST /graphql`, `POST /webhooks/recognition/*`): never the URL itself, whose path may hold a
  * secret (webhook receivers) and whose query string may hold anything. It ends when the response
  * is over, with its status. Returns the span and the context to run the request in.
  */
