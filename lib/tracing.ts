@@ -184,13 +184,15 @@ export function recordFailure(span: Span, error: unknown): void {
  * The SERVER span of one HTTP request, continuing the caller's trace, named by the route's
  * template (`POST /graphql`, `POST /webhooks/recognition/*`): never the URL itself, whose path may hold a
  * secret (webhook receivers) and whose query string may hold anything. It ends when the response
- * is over, with its status. Returns the span and the context to run the request in.
+ * is over, with its status (`beforeEnd` may add what the request counted). Returns the span and
+ * the context to run the request in.
  */
-export function startServerSpan(tracer: Tracer, req: IncomingMessage, res: ServerResponse, route: string): { span: Span; context: Context } {
+export function startServerSpan(tracer: Tracer, req: IncomingMessage, res: ServerResponse, route: string, beforeEnd?: (span: Span) => void): { span: Span; context: Context } {
   const method = (req.method ?? 'GET').toUpperCase();
   const parent = remoteContextOf(req.headers);
   const span = tracer.startSpan(`${method} ${route}`, { kind: SpanKind.SERVER, attributes: { 'http.request.method': method, 'http.route': route } }, parent);
   res.once('close', () => {
+    beforeEnd?.(span);
     span.setAttribute('http.response.status_code', res.statusCode);
     if (!res.writableFinished) span.setAttribute('error.type', 'connection_closed');
     if (res.statusCode >= 500) span.setStatus({ code: SpanStatusCode.ERROR, message: String(res.statusCode) });

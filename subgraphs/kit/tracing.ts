@@ -78,9 +78,8 @@ export function createSubgraphTracing(name: string): SubgraphTracing | undefined
   if (!tracer) return undefined;
   return {
     serve(req, res, route, run) {
-      const { span, context: request } = startServerSpan(tracer, req, res, route);
       const budget: ResolverBudget = { left: MAX_RESOLVER_SPANS, untraced: 0 };
-      res.once('close', () => {
+      const { context: request } = startServerSpan(tracer, req, res, route, (span) => {
         if (budget.untraced) span.setAttribute('graphql.resolver_spans.untraced', budget.untraced);
       });
       return context.with(request.setValue(RESOLVER_BUDGET, budget), run);

@@ -6,6 +6,7 @@ import { DEMO_TOKENS } from '../../emulators/recognition/data.ts';
 import { knownSecrets } from '../support/logs.ts';
 import { emulatorControl, type GraphQLResult } from '../support/stack.ts';
 import { waitUntil } from '../support/waitFor.ts';
+import { MAX_RESOLVER_SPANS } from '../../subgraphs/kit/tracing.ts';
 import { attributeOf, startOtlpReceiver, type OtlpReceiver, type ReceivedSpan } from '../support/otlpReceiver.ts';
 
 /**
@@ -96,7 +97,7 @@ const childrenOf = (spans: ReceivedSpan[], parent: ReceivedSpan) => spans.filter
 
 describe('traces, with the OTLP settings', () => {
   let receiver: OtlpReceiver;
-  const traces = { singleFetch: clientTrace(), passThrough: clientTrace(), apollo: clientTrace(), retried: clientTrace(), failed: clientTrace() };
+  const traces = { singleFetch: clientTrace(), passThrough: clientTrace(), apollo: clientTrace(), retried: clientTrace(), failed: clientTrace(), many: clientTrace() };
   let upstreamPaths: string[] = [];
 
   beforeAll(async () => {
@@ -118,6 +119,13 @@ describe('traces, with the OTLP settings', () => {
       expect(await ask(fastPaths.url, trace.traceparent)).toEqual({ data: { redemption: { state: expect.any(String), reward: { name: expect.any(String) } } } });
     }
     expect((await ask(apolloOnly.url, traces.apollo.traceparent)).data).toEqual({ redemption: { state: expect.any(String), reward: { name: expect.any(String) } } });
+    // 1 root field and 300 field resolvers: more than a request may trace.
+    const many = await fetch(fastPaths.url, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', 'x-recognition-token': DEMO_TOKENS.admin, traceparent: traces.many.traceparent },
+      body: JSON.stringify({ query: 'query Many($ids: [ID!]!) { redemptions(ids: $ids) { createdAt certificateUrl claimUrl } }', variables: { ids: Array.from({ length: 100 }, () => REDEMPTION_ID) } }),
+    });
+    expect(((await many.json()) as GraphQLResult<{ redemptions: unknown[] }>).data?.redemptions).toHaveLength(100);
     // A read retried once after a 503, then one that fails every attempt.
     await control.fault({ path: '/api/v1/redemptions/*', status: 503, times: 1 });
     expect((await ask(fastPaths.url, traces.retried.traceparent)).data).toEqual({ redemption: { state: expect.any(String), reward: { name: expect.any(String) } } });
@@ -204,6 +212,13 @@ describe('traces, with the OTLP settings', () => {
     const field = only(failed, 'the failed field', (span) => span.name === 'Query.redemption');
     expect(attributeOf(field, 'error.type')).toBe('UPSTREAM_ERROR');
     expect(field.events).toEqual([{ name: 'exception', attributes: [{ key: 'exception.type', value: { stringValue: 'UPSTREAM_ERROR' } }], timeUnixNano: expect.anything(), droppedAttributesCount: 0 }]);
+  });
+
+  it('stop making resolver spans past the bound of one request, and count the rest', () => {
+    const spans = receiver.spans().filter((span) => span.traceId === traces.many.traceId);
+    const served = only(spans, 'the subgraph request', (span) => span.service === 'recognition-subgraph' && span.kind === SPAN_KIND.SERVER);
+    expect(spans.filter((span) => span.parentSpanId === served.spanId && span.kind === SPAN_KIND.INTERNAL)).toHaveLength(MAX_RESOLVER_SPANS);
+    expect(attributeOf(served, 'graphql.resolver_spans.untraced')).toBe(301 - MAX_RESOLVER_SPANS);
   });
 
   it('never hold a credential, a variable’s value, an id from a path, a query string or the operation’s text', () => {
