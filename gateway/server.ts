@@ -35,6 +35,7 @@ import { readAccessRequirements, withoutAccessDirectives } from './auth/requirem
 import { createRateLimiter, rateLimitedError } from './rateLimit.ts';
 import { createExplorerHints } from './auth/explorerHints.ts';
 import { accessLogPlugin, createAccessLog } from './accessLog.ts';
+import { createTrustedDocuments } from './trustedDocuments.ts';
 import { createGatewayTracing } from './tracing.ts';
 
 /** Sandbox's page is public: it asks for nothing but the page, and carries the token box itself. */
@@ -95,6 +96,7 @@ export async function startGateway(config: GatewayConfig, logger: Logger): Promi
   const format = formatGraphError(logger, { hideSuggestions: !config.schemaSuggestions });
   const demand = createDemandControl({ schema: planner.graphqlApiSchema, costs: readCostTable(supergraphSdl), ...config.demand });
   const operationMetrics = createOperationMetrics(metrics.registry);
+  const trustedDocuments = createTrustedDocuments(config.trustedDocuments, { logger: logger.child({ component: 'trusted-documents' }), registry: metrics.registry });
   const { singleFetch, passThrough: passingThrough } = config.fastPaths;
   const passThrough = singleFetch && passingThrough ? createPassThrough({ schema: planner.graphqlApiSchema, dataSources, metrics: operationMetrics, demand, accessLog }) : undefined;
   const apollo = new ApolloServer<GatewayContext>({
@@ -104,6 +106,9 @@ export async function startGateway(config: GatewayConfig, logger: Logger): Promi
     })(),
     logger: apolloLogger(logger),
     includeStacktraceInErrorResponses: false,
+    // Automatic persisted queries are the trusted documents' (every transport, one bounded cache):
+    // by the time Apollo Server sees a request, an id has become its text or been refused.
+    persistedQueries: false,
     hideSchemaDetailsFromClientErrors: !config.schemaSuggestions,
     formatError: format,
     validationRules: rules,
@@ -132,6 +137,7 @@ export async function startGateway(config: GatewayConfig, logger: Logger): Promi
     server: apollo,
     context: async ({ req }) => contextOf(req),
     maxBodyBytes: config.maxBodyBytes,
+    admit: trustedDocuments.admitHttp,
     first: passThrough
       ? async (body, req, res) => {
           const context = contextOf(req);
@@ -159,7 +165,7 @@ export async function startGateway(config: GatewayConfig, logger: Logger): Promi
   subscriptionMetrics(metrics.registry, executor);
   sharedReadMetrics(metrics.registry, dataSources);
   const runner = createOperationRunner(executor, apollo, authenticator.enabled || limiter.enabled ? { authenticator, access, limiter } : undefined);
-  const sse = createSseTransport({ schema: executor.planner.graphqlApiSchema, runner, rules, maxBodyBytes: config.maxBodyBytes, format, authenticatedOf: (req) => authenticated.get(req) });
+  const sse = createSseTransport({ schema: executor.planner.graphqlApiSchema, runner, rules, maxBodyBytes: config.maxBodyBytes, format, trustedDocuments, authenticatedOf: (req) => authenticated.get(req) });
   const downloads = createDownloadProxy(config.subgraphUrls, logger);
   const dashboard = config.dashboard ? createDashboard({ demoToken: config.sandboxHeaders['x-recognition-token'] }) : undefined;
 
@@ -238,6 +244,7 @@ export async function startGateway(config: GatewayConfig, logger: Logger): Promi
     runner,
     format,
     rules,
+    trustedDocuments,
     maxPayloadBytes: config.maxBodyBytes,
     maxOperationsPerConnection: config.subscriptionLimits.perConnection,
   });
