@@ -3,7 +3,7 @@ import { once } from 'node:events';
 import { randomBytes } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { DEMO_TOKENS } from '../../emulators/recognition/data.ts';
-import { knownSecrets } from '../support/logs.ts';
+import { capturedLogs, knownSecrets } from '../support/logs.ts';
 import { emulatorControl, type GraphQLResult } from '../support/stack.ts';
 import { waitUntil } from '../support/waitFor.ts';
 import { MAX_RESOLVER_SPANS } from '../../subgraphs/kit/tracing.ts';
@@ -34,8 +34,13 @@ async function startMain(entry: string, env: Record<string, string>, listening: 
   const inherited = Object.fromEntries(Object.entries(process.env).filter(([name]) => !name.startsWith('OTEL_')));
   const child = spawn(process.execPath, ['--import', 'tsx', entry], { cwd: root, env: { ...inherited, LOG_LEVEL: 'warn', ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
   let output = '';
-  child.stdout.on('data', (chunk: Buffer) => (output += chunk.toString()));
-  child.stderr.on('data', (chunk: Buffer) => (output += chunk.toString()));
+  // What the processes print is searched for the credentials too, as every server's log is.
+  const capture = (chunk: Buffer) => {
+    output += chunk.toString();
+    capturedLogs.push(chunk.toString());
+  };
+  child.stdout.on('data', capture);
+  child.stderr.on('data', capture);
   const exited = once(child, 'exit') as Promise<[number | null, NodeJS.Signals | null]>;
   await waitUntil(() => listening.test(output) || child.exitCode !== null, () => `${entry} to start (${output})`, 60_000);
   const url = listening.exec(output)?.[1];
