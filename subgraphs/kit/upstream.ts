@@ -2,7 +2,9 @@ import { readInt, type Env } from '../../lib/config.ts';
 import type { Logger } from '../../lib/logger.ts';
 import type { ServiceEntry } from '../../lib/services.ts';
 import { createMetrics, observeUpstream, type Metrics } from '../../lib/metrics.ts';
-import { createRestTransport, DEFAULT_MAX_DOWNLOAD_BYTES, DEFAULT_MAX_RESPONSE_BYTES, type RestTransport } from './transport.ts';
+import { PUBLISHED_RATES } from '../../lib/upstreamRates.ts';
+import { createRestTransport, DEFAULT_MAX_DOWNLOAD_BYTES, DEFAULT_MAX_RESPONSE_BYTES, SYSTEM_CLOCK, type RestTransport } from './transport.ts';
+import { createUpstreamPacer, type PacingSettings } from './pacing.ts';
 import { createUpstreamSpans } from './tracing.ts';
 
 /** How much of one answer a subgraph reads from its service. */
@@ -28,11 +30,14 @@ export interface ServiceUpstreamOptions extends Partial<UpstreamLimits> {
   baseUrl: string;
   timeoutMs: number;
   logger: Logger;
+  /** Pacing under the service's published rates (`lib/upstreamRates.ts`), for a service that publishes any. */
+  pacing?: PacingSettings;
 }
 
 /** A subgraph's metrics registry and its upstream transport, every call counted and timed into it. */
-export function createServiceUpstream({ service, baseUrl, timeoutMs, logger, maxResponseBytes, maxDownloadBytes }: ServiceUpstreamOptions): { metrics: Metrics; transport: RestTransport } {
+export function createServiceUpstream({ service, baseUrl, timeoutMs, logger, maxResponseBytes, maxDownloadBytes, pacing }: ServiceUpstreamOptions): { metrics: Metrics; transport: RestTransport } {
   const metrics = createMetrics(service);
+  const rates = PUBLISHED_RATES[service];
   // Undefined when traces are off: the transport is then used as it is.
   const spans = createUpstreamSpans(service, baseUrl);
   const observe = observeUpstream(metrics, service);
@@ -42,6 +47,7 @@ export function createServiceUpstream({ service, baseUrl, timeoutMs, logger, max
     timeoutMs,
     logger,
     observe: spans ? spans.observing(observe) : observe,
+    ...(pacing?.enabled && rates ? { pace: createUpstreamPacer({ service, rates, settings: pacing, clock: SYSTEM_CLOCK, registry: metrics.registry }) } : {}),
     ...(maxResponseBytes !== undefined ? { maxResponseBytes } : {}),
     ...(maxDownloadBytes !== undefined ? { maxDownloadBytes } : {}),
   });

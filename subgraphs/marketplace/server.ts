@@ -19,7 +19,7 @@ export interface MarketplaceSubgraphOptions {
 
 /** The marketplace subgraph, built but not listening: `main.ts` and the tests start it. */
 export function createMarketplaceSubgraph(config: MarketplaceConfig, logger: Logger, { now }: MarketplaceSubgraphOptions = {}): SubgraphDefinition<MarketplaceContext> {
-  const { metrics, transport } = createServiceUpstream({ service: 'marketplace', baseUrl: config.apiUrl, timeoutMs: config.timeoutMs, logger, ...config.upstreamLimits });
+  const { metrics, transport } = createServiceUpstream({ service: 'marketplace', baseUrl: config.apiUrl, timeoutMs: config.timeoutMs, logger, ...config.upstreamLimits, pacing: config.pacing });
   const downloads = createDownloadStore<LabelsPdfDownload>({ ttlMs: config.downloadTtlMs, ...(now ? { now } : {}) });
   const dependencies = { transport, config, downloads, cursors: makeCursorSigner(config.cursorSecret) };
   return {
