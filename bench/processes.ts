@@ -36,6 +36,8 @@ export interface Child {
   /** Peak resident set size so far (VmHWM), in bytes; undefined once it has exited. */
   peakRssBytes(): number | undefined;
   stop(): Promise<void>;
+  /** Sends a signal (SIGKILL: a crash) and resolves once the process is gone. */
+  kill(signal: NodeJS.Signals): Promise<void>;
 }
 
 /** A `main.ts` announces where it listens in one plain line (`... on http://host:port/...`); JSON lines are logs. */
@@ -106,6 +108,10 @@ export function launch({ name, entry, env, nodeFlags = [], readyTimeoutMs = 30_0
           const killer = setTimeout(() => child.kill('SIGKILL'), 10_000);
           await exited;
           clearTimeout(killer);
+        },
+        async kill(signal) {
+          if (child.exitCode === null && child.signalCode === null) child.kill(signal);
+          await exited;
         },
       });
     });

@@ -179,6 +179,8 @@ export async function startGateway(config: GatewayConfig, logger: Logger): Promi
   // Requests being answered, streams excepted: a graceful stop waits for them.
   let inFlight = 0;
   const whenIdle = new Set<() => void>();
+  // Open SSE streams: a drain ends them, so their clients reconnect (to another replica) and resume.
+  const eventStreams = new Set<http.ServerResponse>();
   const server = http.createServer((req, res) => {
     const url = requestUrl(req);
     if (!url) return sendJson(res, 400, { message: 'bad request target' });
@@ -211,7 +213,11 @@ export async function startGateway(config: GatewayConfig, logger: Logger): Promi
             }
             authenticated.set(req, caller);
           }
-          if (sse.accepts(req)) return sse.handle(req, res);
+          if (sse.accepts(req)) {
+            eventStreams.add(res);
+            res.once('close', () => eventStreams.delete(res));
+            return sse.handle(req, res);
+          }
           clientSignals.set(req, clientGone(res));
           return graphql(req, res, url);
         case '/.well-known/oauth-protected-resource':
@@ -271,6 +277,7 @@ export async function startGateway(config: GatewayConfig, logger: Logger): Promi
       draining = true;
       logger.info({ delayMs, graceMs, inFlight }, 'draining: not ready; streaming clients told to reconnect');
       await detachWebSockets(1012, 'the gateway is restarting: reconnect and resume from your last cursor');
+      for (const res of eventStreams) res.end();
       await new Promise((resolve) => setTimeout(resolve, delayMs));
       server.close();
       server.closeIdleConnections();
@@ -283,7 +290,6 @@ export async function startGateway(config: GatewayConfig, logger: Logger): Promi
         whenIdle.delete(resolveIdle);
       }
       logger.info({ unfinished: inFlight }, 'drained: closing');
-      // SSE streams still open are cut here; their clients reconnect with their last cursor.
       await close();
     },
   };

@@ -27,6 +27,8 @@ export interface MarketplaceConfig {
   multipartThresholdBytes: number;
   /** The key list cursors are signed with (`CURSOR_SECRET`); random at each start when unset. Replicas must share it. */
   cursorSecret: string;
+  /** Label PDF links kept in Redis, so any replica serves any link; in memory when absent. */
+  redisUrl?: string;
 }
 
 /** The `mkt` path segment: one URL-safe name, shared by the subgraph and the emulator. */
@@ -58,6 +60,7 @@ export function readMarketplaceConfig(env: Env, overrides: Partial<MarketplaceCo
     downloadTtlMs: readInt(env, 'MARKETPLACE_DOWNLOAD_TTL_MS', 5 * 60_000, { min: 1_000, max: 15 * 60_000 }),
     multipartThresholdBytes: readInt(env, 'MARKETPLACE_MULTIPART_THRESHOLD_BYTES', 256 * 1024, { min: 1, max: 64 * 1024 * 1024 }),
     cursorSecret: readCursorSecret(env),
+    ...(readUrl(env, 'REDIS_URL', ['redis:', 'rediss:']) ? { redisUrl: env.REDIS_URL } : {}),
     ...overrides,
     apiUrl,
   };

@@ -109,7 +109,7 @@ describe('traces, with the OTLP settings', () => {
     receiver = await startOtlpReceiver();
     afterAll(() => receiver.close());
     knownSecrets.add(DEMO_TOKENS.admin);
-    const subgraph = await startMain('subgraphs/recognition/main.ts', { RECOGNITION_SUBGRAPH_PORT: '0', RECOGNITION_API_URL: emulatorUrl, ...otelEnv(receiver) }, /subgraph on (\S+)/);
+    const subgraph = await startMain('subgraphs/recognition/main.ts', { RECOGNITION_SUBGRAPH_PORT: '0', RECOGNITION_API_URL: emulatorUrl, SUBGRAPH_DRAIN_DELAY_MS: '0', ...otelEnv(receiver) }, /subgraph on (\S+)/);
     const gatewayEnv = { RECOGNITION_SUBGRAPH_URL: subgraph.url, GATEWAY_PORT: '0', GATEWAY_DRAIN_DELAY_MS: '0', GATEWAY_SHUTDOWN_GRACE_MS: '5000' };
     const [fastPaths, apolloOnly] = await Promise.all([
       startMain('gateway/main.ts', { ...gatewayEnv, ...otelEnv(receiver) }, /gateway on (\S+)/),
@@ -242,7 +242,7 @@ describe('traces, without the OTLP settings', () => {
   it('are never sent when OTEL_SDK_DISABLED or OTEL_TRACES_EXPORTER=none says so, though an endpoint is set', async () => {
     const receiver = await startOtlpReceiver();
     afterAll(() => receiver.close());
-    const subgraph = await startMain('subgraphs/recognition/main.ts', { RECOGNITION_SUBGRAPH_PORT: '0', RECOGNITION_API_URL: emulatorUrl, ...otelEnv(receiver, { OTEL_TRACES_EXPORTER: 'none' }) }, /subgraph on (\S+)/);
+    const subgraph = await startMain('subgraphs/recognition/main.ts', { RECOGNITION_SUBGRAPH_PORT: '0', RECOGNITION_API_URL: emulatorUrl, SUBGRAPH_DRAIN_DELAY_MS: '0', ...otelEnv(receiver, { OTEL_TRACES_EXPORTER: 'none' }) }, /subgraph on (\S+)/);
     const gateway = await startMain('gateway/main.ts', { RECOGNITION_SUBGRAPH_URL: subgraph.url, GATEWAY_PORT: '0', GATEWAY_DRAIN_DELAY_MS: '0', ...otelEnv(receiver, { OTEL_SDK_DISABLED: 'TRUE' }) }, /gateway on (\S+)/);
     for (const trace of [clientTrace(), clientTrace()]) {
       expect((await ask(gateway.url, trace.traceparent)).data).toEqual({ redemption: { state: expect.any(String), reward: { name: expect.any(String) } } });
