@@ -35,6 +35,7 @@ import { readAccessRequirements, withoutAccessDirectives } from './auth/requirem
 import { createRateLimiter, rateLimitedError } from './rateLimit.ts';
 import { createExplorerHints } from './auth/explorerHints.ts';
 import { accessLogPlugin, createAccessLog } from './accessLog.ts';
+import { createBreakerGuards } from '../lib/circuitBreakerGuards.ts';
 import { createTrustedDocuments } from './trustedDocuments.ts';
 import { createGatewayTracing } from './tracing.ts';
 
@@ -61,6 +62,7 @@ export async function startGateway(config: GatewayConfig, logger: Logger): Promi
   const metrics = createMetrics('gateway', { defaults: true });
   // One data source per subgraph, shared by queries and by the entity fetches of subscription events.
   const dataSources = new Map<string, SubgraphDataSource>();
+  const breakerFor = createBreakerGuards({ settings: config.circuitBreaker, logger, registry: metrics.registry, prefix: 'gateway', describe: (name) => `the ${name} subgraph` });
 
   // Apollo Gateway reports to Apollo and probes cloud metadata endpoints at construction unless
   // this is set; a gateway in front of partners' data should not call out unasked.
@@ -69,7 +71,7 @@ export async function startGateway(config: GatewayConfig, logger: Logger): Promi
     supergraphSdl: withoutAccessDirectives(supergraphSdl),
     logger: apolloLogger(logger),
     buildService: ({ name, url }) => {
-      const source = new SubgraphDataSource(name, config.subgraphUrls[name] ?? url ?? '', fetcher, config.dedupeReads);
+      const source = new SubgraphDataSource(name, config.subgraphUrls[name] ?? url ?? '', fetcher, config.dedupeReads, breakerFor(name));
       dataSources.set(name, source);
       return source;
     },

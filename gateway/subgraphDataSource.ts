@@ -6,6 +6,9 @@ import { credentialHeadersFor } from './credentials.ts';
 import type { SubgraphAnswer, UndiciFetcher } from './fetcher.ts';
 import type { GatewayContext } from './context.ts';
 import { createInFlight } from './inFlight.ts';
+import type { BreakerGuard } from '../lib/circuitBreakerGuards.ts';
+import { admitSubgraphCall } from './subgraphBreaker.ts';
+import { failedRootFetch } from './failedFetch.ts';
 import { tracerFor, withTraceContext } from '../lib/tracing.ts';
 import { GATEWAY_SERVICE } from './tracing.ts';
 
@@ -67,11 +70,19 @@ export class SubgraphDataSource implements GraphQLDataSource<GatewayContext> {
     readonly url: string,
     private readonly fetcher: UndiciFetcher,
     private readonly dedupe = true,
+    /** This subgraph's circuit breaker; none when breakers are off. */
+    private readonly breaker?: BreakerGuard,
   ) {}
 
   async process(options: GraphQLDataSourceProcessOptions<GatewayContext>): Promise<GatewayGraphQLResponse> {
     const { http, ...request } = options.request;
-    const answer = await this.send(request, options.context, http?.headers);
+    let answer: SubgraphAnswer;
+    try {
+      answer = await this.send(request, options.context, http?.headers);
+    } catch (error) {
+      const incoming = 'pathInIncomingRequest' in options ? options : undefined;
+      return failedRootFetch(error, { query: request.query ?? '', operationName: request.operationName, document: incoming?.document, path: incoming?.pathInIncomingRequest });
+    }
     return this.read(answer, 'incomingRequestContext' in options ? options.incomingRequestContext.overallCachePolicy : undefined);
   }
 
@@ -100,6 +111,8 @@ export class SubgraphDataSource implements GraphQLDataSource<GatewayContext> {
   }
 
   private async post(headers: Record<string, string>, body: string, context: Partial<GatewayContext> | undefined, signal: AbortSignal | undefined): Promise<SubgraphAnswer> {
+    // An open breaker fails fast here, before any budget is reserved or anything is sent.
+    const outcome = admitSubgraphCall(this.breaker);
     // The operation's upstream calls are counted across its subgraph requests (gateway/demandControl.ts).
     const ledger = context?.calls;
     const reserved = ledger?.reserve(this.name);
@@ -109,8 +122,10 @@ export class SubgraphDataSource implements GraphQLDataSource<GatewayContext> {
     let answer: SubgraphAnswer | undefined;
     try {
       answer = await this.fetcher.post(this.url, sent, body, signal);
+      outcome.answered(answer.status);
       return answer;
     } catch {
+      outcome.unreachable(signal);
       throw graphError(`the ${this.name} subgraph is unreachable`, { code: ErrorCode.UpstreamUnavailable, service: this.name });
     } finally {
       if (reserved !== undefined) ledger!.settle(this.name, reserved, callsMade(answer?.headers[CALLS_MADE_HEADER]));
