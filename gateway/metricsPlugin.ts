@@ -1,5 +1,6 @@
 import { Counter, Gauge, Histogram, type Registry } from 'prom-client';
 import type { SubscriptionExecutor } from './subscriptions/executor.ts';
+import type { SharedPayloads } from './subscriptions/sharedPayloads.ts';
 import type { ApolloServerPlugin, BaseContext } from '@apollo/server';
 
 /** Operation counts and durations by operation type and outcome; no name or variable ever becomes a label. */
@@ -55,7 +56,7 @@ export function metricsPlugin<Context extends BaseContext>(metrics: OperationMet
  * Subscription economy: upstream streams and plan executions stay flat as identical subscribers
  * are added; only `subscribers` grows.
  */
-export function subscriptionMetrics(registry: Registry, executor: SubscriptionExecutor): void {
+export function subscriptionMetrics(registry: Registry, executor: SubscriptionExecutor, payloads?: Pick<SharedPayloads, 'serializations'>): void {
   const read = (pick: (stats: ReturnType<SubscriptionExecutor['stats']>) => number) =>
     function (this: Gauge) {
       this.set(pick(executor.stats()));
@@ -69,6 +70,16 @@ export function subscriptionMetrics(registry: Registry, executor: SubscriptionEx
     collect() {
       this.reset();
       this.inc(executor.stats().executions);
+    },
+  });
+  if (!payloads) return;
+  new Counter({
+    name: 'gateway_stream_payloads_serialized_total',
+    help: 'Results serialised for graphql-ws and SSE clients: one per subscription event per group of identical subscribers',
+    registers: [registry],
+    collect() {
+      this.reset();
+      this.inc(payloads.serializations);
     },
   });
 }

@@ -26,6 +26,7 @@ import { createSubscriptionExecutor, type SubscriptionExecutor } from './subscri
 import { createOperationRunner } from './subscriptions/operations.ts';
 import { createSseTransport } from './subscriptions/sse.ts';
 import { attachWebSocketTransport } from './subscriptions/ws.ts';
+import { createSharedPayloads } from './subscriptions/sharedPayloads.ts';
 import { DOWNLOADS_PATH } from '../lib/downloads.ts';
 import { createDownloadProxy, gatewayOrigin } from './downloads.ts';
 import { createDashboard } from './dashboard.ts';
@@ -153,10 +154,12 @@ export async function startGateway(config: GatewayConfig, logger: Logger): Promi
     format,
     limits: { subscriptions: config.subscriptionLimits.perCredential, streams: config.subscriptionLimits.streamsPerCredential },
   });
-  subscriptionMetrics(metrics.registry, executor);
+  // One for both transports: an event reaching subscribers over graphql-ws and SSE is serialised once.
+  const payloads = config.sharedPayloads ? createSharedPayloads() : undefined;
+  subscriptionMetrics(metrics.registry, executor, payloads);
   sharedReadMetrics(metrics.registry, dataSources);
   const runner = createOperationRunner(executor, apollo, authenticator.enabled || limiter.enabled ? { authenticator, access, limiter } : undefined);
-  const sse = createSseTransport({ schema: executor.planner.graphqlApiSchema, runner, rules, maxBodyBytes: config.maxBodyBytes, format, authenticatedOf: (req) => authenticated.get(req) });
+  const sse = createSseTransport({ schema: executor.planner.graphqlApiSchema, runner, rules, maxBodyBytes: config.maxBodyBytes, format, authenticatedOf: (req) => authenticated.get(req), payloads });
   const downloads = createDownloadProxy(config.subgraphUrls, logger);
   const dashboard = config.dashboard ? createDashboard({ demoToken: config.sandboxHeaders['x-recognition-token'] }) : undefined;
 
@@ -235,6 +238,7 @@ export async function startGateway(config: GatewayConfig, logger: Logger): Promi
     rules,
     maxPayloadBytes: config.maxBodyBytes,
     maxOperationsPerConnection: config.subscriptionLimits.perConnection,
+    payloads,
   });
 
   const started = await listen(server, config.port, config.host);
