@@ -25,6 +25,8 @@ export interface GatewayConfig {
   maxBodyBytes: number;
   /** Path of the composed supergraph SDL. */
   supergraphPath: string;
+  /** The clock the micro-cache's times to live run on (tests move it). @default Date.now */
+  now?: () => number;
   /** The supergraph SDL itself, instead of reading `supergraphPath` (tests composing their own). */
   supergraphSdl?: string;
   /** Deepest nesting, most fields, aliases and root fields one operation may have. */

@@ -11,7 +11,8 @@ import { createMetrics } from '../lib/metrics.ts';
 import { formatGraphError } from '../lib/errorFormatting.ts';
 import type { GatewayConfig } from './config.ts';
 import { createUndiciFetcher } from './fetcher.ts';
-import { createOperationMetrics, metricsPlugin, sharedReadMetrics, subscriptionMetrics } from './metricsPlugin.ts';
+import { createOperationMetrics, metricsPlugin, microCacheMetrics, sharedReadMetrics, subscriptionMetrics } from './metricsPlugin.ts';
+import { createMicroCache } from './microCache.ts';
 import type { GatewayContext } from './context.ts';
 import { createPassThrough } from './passThrough.ts';
 import { checkReadiness } from './readiness.ts';
@@ -60,6 +61,8 @@ export async function startGateway(config: GatewayConfig, logger: Logger): Promi
   const metrics = createMetrics('gateway', { defaults: true });
   // One data source per subgraph, shared by queries and by the entity fetches of subscription events.
   const dataSources = new Map<string, SubgraphDataSource>();
+  // Off unless the operator opted some root fields in; one for every subgraph, so its bounds are the process's.
+  const microCache = config.microCache.fields.size ? createMicroCache({ ...config.microCache, ...(config.now ? { now: config.now } : {}) }) : undefined;
 
   // Apollo Gateway reports to Apollo and probes cloud metadata endpoints at construction unless
   // this is set; a gateway in front of partners' data should not call out unasked.
@@ -68,7 +71,7 @@ export async function startGateway(config: GatewayConfig, logger: Logger): Promi
     supergraphSdl: withoutAccessDirectives(supergraphSdl),
     logger: apolloLogger(logger),
     buildService: ({ name, url }) => {
-      const source = new SubgraphDataSource(name, config.subgraphUrls[name] ?? url ?? '', fetcher, config.dedupeReads);
+      const source = new SubgraphDataSource(name, config.subgraphUrls[name] ?? url ?? '', fetcher, config.dedupeReads, microCache);
       dataSources.set(name, source);
       return source;
     },
@@ -158,6 +161,7 @@ export async function startGateway(config: GatewayConfig, logger: Logger): Promi
   const payloads = config.sharedPayloads ? createSharedPayloads() : undefined;
   subscriptionMetrics(metrics.registry, executor, payloads);
   sharedReadMetrics(metrics.registry, dataSources);
+  if (microCache) microCacheMetrics(metrics.registry, microCache);
   const runner = createOperationRunner(executor, apollo, authenticator.enabled || limiter.enabled ? { authenticator, access, limiter } : undefined);
   const sse = createSseTransport({ schema: executor.planner.graphqlApiSchema, runner, rules, maxBodyBytes: config.maxBodyBytes, format, authenticatedOf: (req) => authenticated.get(req), payloads });
   const downloads = createDownloadProxy(config.subgraphUrls, logger);
