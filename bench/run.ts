@@ -15,6 +15,7 @@ import { measureIdenticalReads, type IdenticalReadsResult } from './identicalRea
  * `npm run bench`. Settings from the environment:
  * - `BENCH_QUICK=1`: a few hundred milliseconds per scenario, to prove the harness works (figures meaningless).
  * - `BENCH_OPS=reward,leaderboard100`: only these reference operations.
+ * - `BENCH_SUBSCRIBERS=1000,10000`: only these counts of identical subscribers. @default 1,100,1000,10000
  * - `BENCH_OUT=path`: where the JSON goes. @default bench/results/latest.json
  * - `BENCH_CPU_PROF=dir`: the gateway, subgraphs and emulators write CPU profiles to `dir/<name>/`
  *   (the largest file is the process's main thread; summarise it with bench/profile.ts).
@@ -30,6 +31,12 @@ const twoHopsSettings = { ...settings, rounds: 3, loadWarmupMs: quick ? 50 : 200
 const subscriptionSettings: SubscriptionSettings = quick
   ? { subscriberCounts: [1, 10], events: 3, sustainedMs: 300, window: 4 }
   : { subscriberCounts: [1, 100, 1000, 10_000], events: 30, sustainedMs: 3000, window: 8 };
+const subscriberCounts = process.env.BENCH_SUBSCRIBERS?.split(',').map((count) => Number(count.trim()));
+if (subscriberCounts?.some((count) => !Number.isInteger(count) || count < 1 || count > 20_000)) {
+  console.error('BENCH_SUBSCRIBERS lists counts of subscribers from 1 to 20000, such as 1000,10000');
+  process.exit(2);
+}
+if (subscriberCounts) subscriptionSettings.subscriberCounts = subscriberCounts;
 const identicalSettings = quick ? { warmupMs: 50, durationMs: 200 } : { warmupMs: 400, durationMs: 2000 };
 /** The identical dashboards: this many clients asking one operation at once. */
 const IDENTICAL_CONCURRENCY = 32;
@@ -140,10 +147,9 @@ try {
   await setLatency(0);
 
   const gatewayProcess = stack.children.find((child) => child.name === 'gateway')!;
-  const subscriptions = await measureSubscriptions({ graphqlUrl: stack.graphqlUrl, pid: gatewayProcess.pid }, recognition.origin, stack.demoHeaders, subscriptionSettings);
-  for (const row of subscriptions) {
-    progress(`${row.subscribers} subscribers: p50 ${row.p50Ms.toFixed(2)} ms, p99 ${row.p99Ms.toFixed(2)} ms, ${row.deliveriesPerSec.toFixed(0)} deliveries/s, ${row.gatewayRssKiBPerSubscriber.toFixed(1)} KiB of gateway RSS per idle subscriber`);
-  }
+  const subscriptions = await measureSubscriptions({ graphqlUrl: stack.graphqlUrl, pid: gatewayProcess.pid }, recognition.origin, stack.demoHeaders, subscriptionSettings, (row) =>
+    progress(`${row.subscribers} subscribers: p50 ${row.p50Ms.toFixed(2)} ms, p99 ${row.p99Ms.toFixed(2)} ms, ${row.deliveriesPerSec.toFixed(0)} deliveries/s, ${row.gatewayRssKiBPerSubscriber.toFixed(1)} KiB of gateway RSS per idle subscriber`),
+  );
 
   const peakRssMiB = Object.fromEntries(stack.children.map((child) => [child.name, ((bytes) => (bytes === undefined ? null : bytes / 2 ** 20))(child.peakRssBytes())]));
   const report: BenchReport = {

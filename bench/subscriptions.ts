@@ -120,7 +120,13 @@ async function startSubscribers(settings: Omit<SubscriberProcessSettings, 'subsc
  * graphql-ws connection. An event is a bonus given through the recognition emulator's control
  * surface, which then POSTs the service's webhook to the subgraph exactly as the real service would.
  */
-export async function measureSubscriptions(gateway: GatewayProcess, emulatorOrigin: string, connectionParams: Record<string, string>, settings: SubscriptionSettings): Promise<SubscriptionResult[]> {
+export async function measureSubscriptions(
+  gateway: GatewayProcess,
+  emulatorOrigin: string,
+  connectionParams: Record<string, string>,
+  settings: SubscriptionSettings,
+  onResult: (result: SubscriptionResult) => void = () => undefined,
+): Promise<SubscriptionResult[]> {
   const { graphqlUrl } = gateway;
   const emulator = new Pool(emulatorOrigin, { connections: settings.window });
   const gatewayMetrics = async () => {
@@ -202,9 +208,12 @@ export async function measureSubscriptions(gateway: GatewayProcess, emulatorOrig
         }
         const rssAfter = residentBytes(gateway.pid);
         const { heapUsed: heapAfter } = await gatewayMetrics();
-        // Subscriptions reach the subgraph asynchronously too: give bonuses until one reaches everybody.
-        for (let attempt = 0; (await event(WARMUP_TIMEOUT_MS)).lost > 0; attempt += 1) {
-          if (failures.length || attempt >= 80) throw new Error(`${subscribers} subscribers never all received an event: ${failures[0] ?? 'timeout'}`);
+        // The upstream stream goes live asynchronously too: give bonuses until one reaches everybody,
+        // allowing a fan-out to thousands its time on a busy machine.
+        const warmupTimeoutMs = Math.max(WARMUP_TIMEOUT_MS, subscribers / 5);
+        const warmBy = Date.now() + 60_000;
+        while ((await event(warmupTimeoutMs)).lost > 0) {
+          if (failures.length || Date.now() > warmBy) throw new Error(`${subscribers} subscribers never all received an event: ${failures[0] ?? 'timeout'}`);
         }
         const latenciesMs: number[] = [];
         let lost = 0;
@@ -246,6 +255,7 @@ export async function measureSubscriptions(gateway: GatewayProcess, emulatorOrig
           gatewayRssKiBPerSubscriber: (rssAfter - rssBefore) / 1024 / subscribers,
           gatewayHeapKiBPerSubscriber: (heapAfter - heapBefore) / 1024 / subscribers,
         });
+        onResult(results.at(-1)!);
       } finally {
         await group.stop();
         // The next count starts from a gateway that has let these go.

@@ -19,20 +19,20 @@ export function nextFrame(id: string, payload: Buffer): Buffer {
  * `send` swaps that small text for the frame announced by `expect`. Anything else is sent as given.
  */
 export class SharedFrameWebSocket extends WebSocket {
-  /** Frames announced and not yet sent, by the placeholder message graphql-ws will send for them. */
-  private readonly announced = new Map<string, Buffer>();
+  /** Frames announced and not yet sent, by the placeholder message graphql-ws will send for them; made on first use, as most sockets idle. */
+  private announced: Map<string, Buffer> | undefined;
 
   /** The next `send` of operation `id`'s placeholder `next` message sends this payload instead. */
   expect(id: string, payload: Buffer): void {
-    this.announced.set(`{"id":${JSON.stringify(id)},"type":"next","payload":${PAYLOAD_PLACEHOLDER_JSON}}`, nextFrame(id, payload));
+    (this.announced ??= new Map()).set(`{"id":${JSON.stringify(id)},"type":"next","payload":${PAYLOAD_PLACEHOLDER_JSON}}`, nextFrame(id, payload));
   }
 
   override send(data: Parameters<WebSocket['send']>[0], optionsOrCallback?: SendOptions | SendCallback, callback?: SendCallback): void {
     const options = typeof optionsOrCallback === 'function' ? {} : (optionsOrCallback ?? {});
     const done = typeof optionsOrCallback === 'function' ? optionsOrCallback : callback;
-    const frame = typeof data === 'string' && this.announced.size ? this.announced.get(data) : undefined;
+    const frame = typeof data === 'string' && this.announced?.size ? this.announced.get(data) : undefined;
     if (frame) {
-      this.announced.delete(data as string);
+      this.announced!.delete(data as string);
       // A text frame, as the string it stands for would have been.
       super.send(frame, { ...options, binary: false }, done);
       return;
