@@ -83,12 +83,17 @@ export function launch({ name, entry, env, nodeFlags = [], readyTimeoutMs = 30_0
     child.once('exit', (code, signal) => fail(`exited before listening (${signal ?? `code ${code}`})`));
     // Both streams are read to the end, so a chatty server never blocks on a full pipe.
     createInterface({ input: child.stderr }).on('line', remember);
-    createInterface({ input: child.stdout }).on('line', (line) => {
+    const stdoutLines = createInterface({ input: child.stdout });
+    stdoutLines.on('line', (line) => {
       remember(line);
       const url = ready ? undefined : LISTENING.exec(line)?.[1];
       if (!url) return;
       ready = true;
       clearTimeout(timer);
+      // Once listening, its stdout is the access log: splitting every line in this process, which
+      // also runs the load, cost the clients' measured latency. Drained unread from here on.
+      stdoutLines.close();
+      child.stdout.on('data', () => {}).resume();
       const pid = child.pid!;
       resolve({
         name,
