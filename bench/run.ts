@@ -147,8 +147,8 @@ try {
   await setLatency(0);
 
   const gatewayProcess = stack.children.find((child) => child.name === 'gateway')!;
-  const subscriptions = await measureSubscriptions({ graphqlUrl: stack.graphqlUrl, pid: gatewayProcess.pid }, recognition.origin, stack.demoHeaders, subscriptionSettings, (row) =>
-    progress(`${row.subscribers} subscribers: p50 ${row.p50Ms.toFixed(2)} ms, p99 ${row.p99Ms.toFixed(2)} ms, ${row.deliveriesPerSec.toFixed(0)} deliveries/s, ${row.gatewayRssKiBPerSubscriber.toFixed(1)} KiB of gateway RSS per idle subscriber`),
+  const subscriptions = await measureSubscriptions({ graphqlUrl: stack.graphqlUrl, pid: gatewayProcess.pid, inspectorUrl: gatewayProcess.inspectorUrl() }, recognition.origin, stack.demoHeaders, subscriptionSettings, (row) =>
+    progress(`${row.subscribers} subscribers: p50 ${row.p50Ms.toFixed(2)} ms, p99 ${row.p99Ms.toFixed(2)} ms, ${row.deliveriesPerSec.toFixed(0)} deliveries/s, ${row.gatewayHeapKiBPerSubscriber.toFixed(1)} KiB of live gateway heap (${row.gatewayRssKiBPerSubscriber.toFixed(1)} KiB of RSS) per idle subscriber`),
   );
 
   const peakRssMiB = Object.fromEntries(stack.children.map((child) => [child.name, ((bytes) => (bytes === undefined ? null : bytes / 2 ** 20))(child.peakRssBytes())]));

@@ -1,6 +1,7 @@
 import { fork, type ChildProcess } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { Pool } from 'undici';
+import WebSocket from 'ws';
 import { RUNTIME_FLAGS } from './processes.ts';
 import { percentile } from './stats.ts';
 import { monotonicMs, type FromSubscribers, type SubscriberProcessSettings, type ToSubscribers } from './subscriberProcess.ts';
@@ -28,9 +29,9 @@ export interface SubscriptionResult {
   serializationsPerEvent: number;
   /** Calls to the REST API per timed event (an event costs none: the webhook brings it). */
   upstreamCallsPerEvent: number;
-  /** The gateway's resident set grown by the idle subscribers (each its own connection), per subscriber, in KiB. */
+  /** The gateway's resident set grown by the idle subscribers (each its own connection), per subscriber, in KiB: native memory included, and whatever the heap grew by. */
   gatewayRssKiBPerSubscriber: number;
-  /** The same for its V8 heap in use (garbage included: no collection is forced). */
+  /** Its live JS heap grown by them (read after a full collection), per subscriber, in KiB. */
   gatewayHeapKiBPerSubscriber: number;
 }
 
@@ -65,6 +66,34 @@ interface Pending {
 export interface GatewayProcess {
   graphqlUrl: string;
   pid: number;
+  /** Its inspector (`--inspect`), through which garbage is collected before the live heap is read. */
+  inspectorUrl: string | undefined;
+}
+
+/** The gateway's live JS heap: a full collection through its inspector, then the heap in use. NaN without an inspector. */
+async function liveHeapBytes(inspectorUrl: string | undefined): Promise<number> {
+  if (!inspectorUrl) return Number.NaN;
+  const socket = new WebSocket(inspectorUrl);
+  await new Promise((resolve, reject) => socket.once('open', resolve).once('error', reject));
+  try {
+    let id = 0;
+    const call = (method: string) =>
+      new Promise<Record<string, unknown>>((resolve) => {
+        const mine = (id += 1);
+        const listen = (data: WebSocket.RawData) => {
+          const message = JSON.parse(String(data)) as { id?: number; result?: Record<string, unknown> };
+          if (message.id !== mine) return;
+          socket.off('message', listen);
+          resolve(message.result ?? {});
+        };
+        socket.on('message', listen);
+        socket.send(JSON.stringify({ id: mine, method }));
+      });
+    await call('HeapProfiler.collectGarbage');
+    return Number((await call('Runtime.getHeapUsage')).usedSize);
+  } finally {
+    socket.close();
+  }
 }
 
 function residentBytes(pid: number): number {
@@ -137,7 +166,6 @@ export async function measureSubscriptions(
       upstreams: read('gateway_subscription_upstreams'),
       subscribers: read('gateway_subscription_subscribers'),
       serializations: read('gateway_stream_payloads_serialized_total'),
-      heapUsed: read('gateway_nodejs_heap_size_used_bytes'),
     };
   };
   const upstreamCalls = async () => ((await (await fetch(`${emulatorOrigin}/__emulator/counters`)).json()) as { total: number }).total;
@@ -157,8 +185,8 @@ export async function measureSubscriptions(
   try {
     for (const subscribers of settings.subscriberCounts) {
       const failures: string[] = [];
+      const heapBefore = await liveHeapBytes(gateway.inspectorUrl);
       const rssBefore = residentBytes(gateway.pid);
-      const { heapUsed: heapBefore } = await gatewayMetrics();
       const group = await startSubscribers({ url: graphqlUrl.replace(/^http/, 'ws'), connectionParams, query: SUBSCRIPTION, variables: { tag: HASHTAG } }, subscribers, (message) => {
         if (message.type === 'failure') failures.push(message.message);
         if (message.type === 'delivered' || message.type === 'collected') arrived(message.reason, message.arrivals);
@@ -206,8 +234,8 @@ export async function measureSubscriptions(
           if (failures.length || Date.now() > settleBy) throw new Error(`${subscribers} subscribers never all subscribed: ${failures[0] ?? 'timeout'}`);
           await new Promise((resolve) => setTimeout(resolve, 50));
         }
+        const heapAfter = await liveHeapBytes(gateway.inspectorUrl);
         const rssAfter = residentBytes(gateway.pid);
-        const { heapUsed: heapAfter } = await gatewayMetrics();
         // The upstream stream goes live asynchronously too: give bonuses until one reaches everybody,
         // allowing a fan-out to thousands its time on a busy machine.
         const warmupTimeoutMs = Math.max(WARMUP_TIMEOUT_MS, subscribers / 5);
