@@ -234,7 +234,7 @@ export function formatReport(report: BenchReport): string {
     '',
     'Subscriptions over graphql-ws: a bonus given in the emulator, its webhook, to every subscriber (each its own connection, in processes apart from the benchmark)',
     table(
-      ['subscribers', 'processes', 'p50 ms', 'p99 ms', 'lost', 'events/s', 'deliveries/s', 'upstream streams', 'plans run/event', 'serialised/event', 'REST calls/event', 'gateway KiB/subscriber RSS', 'live heap'],
+      ['subscribers', 'processes', 'p50 ms', 'p99 ms', 'lost', 'events/s', 'deliveries/s', 'gateway CPU µs/delivery', 'upstream streams', 'plans run/event', 'serialised/event', 'REST calls/event', 'gateway KiB/subscriber RSS', 'live heap'],
       report.subscriptions.map((row) => [
         String(row.subscribers),
         String(row.subscriberProcesses),
@@ -243,6 +243,7 @@ export function formatReport(report: BenchReport): string {
         String(row.lost),
         fixed(row.eventsPerSec, 0),
         fixed(row.deliveriesPerSec, 0),
+        fixed(row.gatewayCpuUsPerDelivery, 2),
         String(row.upstreamStreams),
         fixed(row.executionsPerEvent, 2),
         fixed(row.serializationsPerEvent, 2),

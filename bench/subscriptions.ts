@@ -21,6 +21,11 @@ export interface SubscriptionResult {
   /** Events per second fully delivered to every subscriber, with several in flight. */
   eventsPerSec: number;
   deliveriesPerSec: number;
+  /**
+   * The gateway's CPU time over the sustained stretch per delivery, in µs: what a delivery costs it
+   * whatever else the machine runs (its whole work for the events included, not only the fan-out).
+   */
+  gatewayCpuUsPerDelivery: number;
   /** Subscription streams the gateway held open to the subgraph: one, whatever the subscriber count. */
   upstreamStreams: number;
   /** Query plans the gateway ran per timed event: one, whatever the subscriber count. */
@@ -94,6 +99,12 @@ async function liveHeapBytes(inspectorUrl: string | undefined): Promise<number> 
   } finally {
     socket.close();
   }
+}
+
+/** CPU time a process has used so far, user and system, in ms (utime and stime of /proc/<pid>/stat, in ticks of 10 ms). */
+function cpuMs(pid: number): number {
+  const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]!.split(' ');
+  return (Number(fields[11]) + Number(fields[12])) * 10;
 }
 
 function residentBytes(pid: number): number {
@@ -254,6 +265,7 @@ export async function measureSubscriptions(
         }
         const [after, callsAfter] = await Promise.all([gatewayMetrics(), upstreamCalls()]);
         let delivered = 0;
+        const cpuBefore = cpuMs(gateway.pid);
         const started = performance.now();
         const deadline = started + settings.sustainedMs;
         await Promise.all(
@@ -266,6 +278,7 @@ export async function measureSubscriptions(
           }),
         );
         const elapsedS = (performance.now() - started) / 1000;
+        const gatewayCpuMs = cpuMs(gateway.pid) - cpuBefore;
         if (failures.length) throw new Error(`a subscriber failed: ${failures[0]}`);
         const sorted = latenciesMs.sort((a, b) => a - b);
         results.push({
@@ -277,6 +290,7 @@ export async function measureSubscriptions(
           lost,
           eventsPerSec: delivered / elapsedS,
           deliveriesPerSec: (delivered * subscribers) / elapsedS,
+          gatewayCpuUsPerDelivery: (gatewayCpuMs * 1000) / (delivered * subscribers),
           upstreamStreams: after.upstreams,
           executionsPerEvent: (after.executions - before.executions) / events,
           serializationsPerEvent: (after.serializations - before.serializations) / events,

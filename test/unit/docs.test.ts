@@ -83,7 +83,7 @@ describe('the documentation', () => {
 });
 
 /** Settings the benchmark passes to its own child processes: not for operators. */
-const INTERNAL = new Set(['TWO_HOPS_UPSTREAM', 'TWO_HOPS_MAPPER', 'PATH']);
+const INTERNAL = new Set(['TWO_HOPS_UPSTREAM', 'TWO_HOPS_MAPPER', 'TWO_HOPS_MARKETPLACE', 'BENCH_SUBSCRIBER_SETTINGS', 'PATH']);
 
 function settingsReadByCode(): Set<string> {
   const names = new Set<string>();
