@@ -38,6 +38,8 @@ export interface Child {
   /** The inspector's WebSocket URL, when the process was started with `--inspect`. */
   inspectorUrl(): string | undefined;
   stop(): Promise<void>;
+  /** Sends a signal (SIGKILL: a crash) and resolves once the process is gone. */
+  kill(signal: NodeJS.Signals): Promise<void>;
 }
 
 /** A `main.ts` announces where it listens in one plain line (`... on http://host:port/...`); JSON lines are logs. */
@@ -115,6 +117,10 @@ export function launch({ name, entry, env, nodeFlags = [], readyTimeoutMs = 30_0
           const killer = setTimeout(() => child.kill('SIGKILL'), 10_000);
           await exited;
           clearTimeout(killer);
+        },
+        async kill(signal) {
+          if (child.exitCode === null && child.signalCode === null) child.kill(signal);
+          await exited;
         },
       });
     });

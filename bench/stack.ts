@@ -77,13 +77,16 @@ export async function launchStack({ nodeFlags = () => [] }: LaunchStackOptions =
   try {
     const services = await Promise.all(
       SERVICES.map(async (service) => {
-        const emulator = await start(`${service.name}-emulator`, `emulators/${service.name}/main.ts`, { [service.env.emulatorPort]: '0' });
+        // The benchmark measures the graph's own cost: the services' published rates (a second per
+        // marketplace call) would measure only the wait, and the floor's direct calls would meet 429s.
+        const emulator = await start(`${service.name}-emulator`, `emulators/${service.name}/main.ts`, { [service.env.emulatorPort]: '0', EMULATOR_RATE_LIMITS: 'off' });
         const origin = new URL(emulator.url).origin;
         // As `npm start` runs it over its emulator (the recognition subgraph registers its webhook there).
         const subgraph = await start(`${service.name}-subgraph`, `subgraphs/${service.name}/main.ts`, {
           ...emulatedEnvOf(service, origin),
           [service.env.subgraphPort]: '0',
           [service.env.apiUrl]: origin,
+          UPSTREAM_PACING: 'off',
         });
         return { service, origin, subgraphUrl: subgraph.url };
       }),

@@ -7,6 +7,7 @@ import { readAuthSettings } from './auth/config.ts';
 import type { AuthSettings } from './auth/authenticate.ts';
 import type { ExplorerHintSettings } from './auth/explorerHints.ts';
 import type { RateLimitSettings } from './rateLimit.ts';
+import { readTrustedDocumentsSettings, type TrustedDocumentsSettings } from './trustedDocuments.ts';
 
 export interface GatewayConfig {
   port: number;
@@ -58,6 +59,8 @@ export interface GatewayConfig {
   accessLog: boolean;
   /** Token buckets per caller and per client address (off unless a rate is set). */
   rateLimits: RateLimitSettings;
+  /** Trusted documents (the manifest of operations clients may run) and automatic persisted queries. */
+  trustedDocuments: TrustedDocumentsSettings;
   /** The graph's own OAuth 2.0 (off by default). */
   auth: AuthSettings;
   /** Where a partner's explorer gets a token, published at /.well-known/oauth-protected-resource. */
@@ -173,6 +176,7 @@ export function readGatewayConfig(env: Env, overrides: Partial<GatewayConfig> = 
       address: { perSecond: addressRate, burst: readInt(env, 'RATE_LIMIT_ADDRESS_BURST', Math.max(1, 2 * addressRate), { min: 1, max: 10_000_000 }) },
       redisUrl: readUrl(env, 'REDIS_URL', ['redis:', 'rediss:']),
     },
+    trustedDocuments: readTrustedDocumentsSettings(env),
     ...readAuthSettings(env),
     fastPaths: {
       singleFetch: readBoolean(env, 'GATEWAY_SINGLE_FETCH', true),

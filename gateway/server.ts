@@ -37,6 +37,7 @@ import { readAccessRequirements, withoutAccessDirectives } from './auth/requirem
 import { createRateLimiter, rateLimitedError } from './rateLimit.ts';
 import { createExplorerHints } from './auth/explorerHints.ts';
 import { accessLogPlugin, createAccessLog } from './accessLog.ts';
+import { createTrustedDocuments } from './trustedDocuments.ts';
 
 /** Sandbox's page is public: it asks for nothing but the page, and carries the token box itself. */
 const isLandingPage = (req: http.IncomingMessage) => req.method === 'GET' && String(req.headers.accept ?? '').includes('text/html') && !req.url?.includes('query=');
@@ -97,6 +98,7 @@ export async function startGateway(config: GatewayConfig, logger: Logger): Promi
   const format = formatGraphError(logger, { hideSuggestions: !config.schemaSuggestions });
   const demand = createDemandControl({ schema: planner.graphqlApiSchema, costs: readCostTable(supergraphSdl), ...config.demand });
   const operationMetrics = createOperationMetrics(metrics.registry);
+  const trustedDocuments = createTrustedDocuments(config.trustedDocuments, { logger: logger.child({ component: 'trusted-documents' }), registry: metrics.registry });
   const { singleFetch, passThrough: passingThrough } = config.fastPaths;
   const passThrough = singleFetch && passingThrough ? createPassThrough({ schema: planner.graphqlApiSchema, dataSources, metrics: operationMetrics, demand, accessLog }) : undefined;
   const apollo = new ApolloServer<GatewayContext>({
@@ -106,6 +108,9 @@ export async function startGateway(config: GatewayConfig, logger: Logger): Promi
     })(),
     logger: apolloLogger(logger),
     includeStacktraceInErrorResponses: false,
+    // Automatic persisted queries are the trusted documents' (every transport, one bounded cache):
+    // by the time Apollo Server sees a request, an id has become its text or been refused.
+    persistedQueries: false,
     hideSchemaDetailsFromClientErrors: !config.schemaSuggestions,
     formatError: format,
     validationRules: rules,
@@ -133,6 +138,7 @@ export async function startGateway(config: GatewayConfig, logger: Logger): Promi
     server: apollo,
     context: async ({ req }) => contextOf(req),
     maxBodyBytes: config.maxBodyBytes,
+    admit: trustedDocuments.admitHttp,
     first: passThrough
       ? async (body, req, res) => {
           const context = contextOf(req);
@@ -163,7 +169,7 @@ export async function startGateway(config: GatewayConfig, logger: Logger): Promi
   sharedReadMetrics(metrics.registry, dataSources);
   if (microCache) microCacheMetrics(metrics.registry, microCache);
   const runner = createOperationRunner(executor, apollo, authenticator.enabled || limiter.enabled ? { authenticator, access, limiter } : undefined);
-  const sse = createSseTransport({ schema: executor.planner.graphqlApiSchema, runner, rules, maxBodyBytes: config.maxBodyBytes, format, authenticatedOf: (req) => authenticated.get(req), payloads });
+  const sse = createSseTransport({ schema: executor.planner.graphqlApiSchema, runner, rules, maxBodyBytes: config.maxBodyBytes, format, trustedDocuments, authenticatedOf: (req) => authenticated.get(req), payloads });
   const downloads = createDownloadProxy(config.subgraphUrls, logger);
   const dashboard = config.dashboard ? createDashboard({ demoToken: config.sandboxHeaders['x-recognition-token'] }) : undefined;
 
@@ -177,6 +183,8 @@ export async function startGateway(config: GatewayConfig, logger: Logger): Promi
   // Requests being answered, streams excepted: a graceful stop waits for them.
   let inFlight = 0;
   const whenIdle = new Set<() => void>();
+  // Open SSE streams: a drain ends them, so their clients reconnect (to another replica) and resume.
+  const eventStreams = new Set<http.ServerResponse>();
   const server = http.createServer((req, res) => {
     const url = requestUrl(req);
     if (!url) return sendJson(res, 400, { message: 'bad request target' });
@@ -209,7 +217,11 @@ export async function startGateway(config: GatewayConfig, logger: Logger): Promi
             }
             authenticated.set(req, caller);
           }
-          if (sse.accepts(req)) return sse.handle(req, res);
+          if (sse.accepts(req)) {
+            eventStreams.add(res);
+            res.once('close', () => eventStreams.delete(res));
+            return sse.handle(req, res);
+          }
           clientSignals.set(req, clientGone(res));
           return graphql(req, res, url);
         case '/.well-known/oauth-protected-resource':
@@ -240,6 +252,7 @@ export async function startGateway(config: GatewayConfig, logger: Logger): Promi
     runner,
     format,
     rules,
+    trustedDocuments,
     maxPayloadBytes: config.maxBodyBytes,
     maxOperationsPerConnection: config.subscriptionLimits.perConnection,
     payloads,
@@ -267,6 +280,7 @@ export async function startGateway(config: GatewayConfig, logger: Logger): Promi
       draining = true;
       logger.info({ delayMs, graceMs, inFlight }, 'draining: not ready; streaming clients told to reconnect');
       await detachWebSockets(1012, 'the gateway is restarting: reconnect and resume from your last cursor');
+      for (const res of eventStreams) res.end();
       await new Promise((resolve) => setTimeout(resolve, delayMs));
       server.close();
       server.closeIdleConnections();
@@ -279,7 +293,6 @@ export async function startGateway(config: GatewayConfig, logger: Logger): Promi
         whenIdle.delete(resolveIdle);
       }
       logger.info({ unfinished: inFlight }, 'drained: closing');
-      // SSE streams still open are cut here; their clients reconnect with their last cursor.
       await close();
     },
   };

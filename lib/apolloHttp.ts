@@ -15,7 +15,15 @@ export interface ApolloHandlerOptions<Context extends BaseContext> {
    * body (`application/json`) that its CSRF prevention lets through.
    */
   first?(body: unknown, req: IncomingMessage, res: ServerResponse): Promise<FirstOutcome<Context>>;
+  /**
+   * Sees every request's operation (a POST's body, a GET's URL) before anything else reads it: it
+   * lets it through, maybe rewritten (an id replaced by its text), or refuses it with an error
+   * sent as it is. The gateway's trusted documents and persisted queries.
+   */
+  admit?(request: { method: string; body: unknown; url: URL }): Admission;
 }
+
+export type Admission = { admitted: { body: unknown; url: URL } } | { refusal: { status: number; headers: Record<string, string>; error: unknown } };
 
 export type FirstOutcome<Context> = { served: true } | { served: false; context?: Context | undefined };
 
@@ -66,11 +74,20 @@ function variablesOfSearch(url: URL): unknown {
  * Apollo Server over plain node:http: no framework in the hot path, and the body limit and
  * JSON errors are ours rather than a middleware's HTML page.
  */
-export function apolloHandler<Context extends BaseContext>({ server, context, maxBodyBytes = DEFAULT_MAX_BODY_BYTES, first }: ApolloHandlerOptions<Context>) {
-  return async (req: IncomingMessage, res: ServerResponse, url: URL): Promise<void> => {
+export function apolloHandler<Context extends BaseContext>({ server, context, maxBodyBytes = DEFAULT_MAX_BODY_BYTES, first, admit }: ApolloHandlerOptions<Context>) {
+  return async (req: IncomingMessage, res: ServerResponse, requested: URL): Promise<void> => {
     const read = await readGraphQLBody(req, res, maxBodyBytes);
     if (!read) return;
-    const { body } = read;
+    let { body } = read;
+    let url = requested;
+    if (admit) {
+      const admission = admit({ method: (req.method ?? 'GET').toUpperCase(), body, url });
+      if ('refusal' in admission) {
+        sendJson(res, admission.refusal.status, { errors: [admission.refusal.error] }, admission.refusal.headers);
+        return;
+      }
+      ({ body, url } = admission.admitted);
+    }
     const variables = req.method === 'POST' ? (body as { variables?: unknown } | undefined)?.variables : variablesOfSearch(url);
     const illFormed = illFormedVariablesMessage(variables);
     if (illFormed) {

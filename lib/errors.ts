@@ -18,6 +18,10 @@ export const ErrorCode = {
   UpstreamUnavailable: 'UPSTREAM_UNAVAILABLE',
   /** The operation would cost, or has made, more upstream calls than its budget. */
   OperationTooExpensive: 'OPERATION_TOO_EXPENSIVE',
+  /** Trusted documents enforced: the operation's text is not in the manifest (Apollo Router's code). */
+  PersistedQueryNotInList: 'PERSISTED_QUERY_NOT_IN_LIST',
+  /** No trusted document and no automatic persisted query has this id: send the text (Apollo's code). */
+  PersistedQueryNotFound: 'PERSISTED_QUERY_NOT_FOUND',
 } as const;
 export type ErrorCode = (typeof ErrorCode)[keyof typeof ErrorCode];
 

@@ -3,6 +3,7 @@ import type { Logger } from '../lib/logger.ts';
 import type { Env } from '../lib/config.ts';
 import { SERVICE_ENTRY, type ServiceEntry } from '../lib/services.ts';
 import { startEmulator } from '../emulators/kit/emulator.ts';
+import { readEmulatorRateLimits } from '../emulators/kit/throttle.ts';
 import { createRecognitionEmulator, readRecognitionEmulatorOptions } from '../emulators/recognition/emulator.ts';
 import { DEMO_TOKENS } from '../emulators/recognition/data.ts';
 import { startSubgraph } from '../subgraphs/kit/server.ts';
@@ -78,7 +79,7 @@ export const SERVICES: readonly ServiceModule[] = [
       [SERVICE_ENTRY.marketplace.credentialHeaders.apiKey]: DEMO_CREDENTIALS.apiKey,
       [SERVICE_ENTRY.marketplace.credentialHeaders.accountKey]: DEMO_CREDENTIALS.accountKey,
     },
-    startEmulator: (port, host, env) => startEmulator(createMarketplaceEmulator({ marketplace: readMarketplaceName(env) }), port, host),
+    startEmulator: (port, host, env) => startEmulator(createMarketplaceEmulator({ marketplace: readMarketplaceName(env), rateLimits: readEmulatorRateLimits(env) }), port, host),
     startSubgraph: ({ apiUrl, port, host, logger, env, now }) => {
       const config = readMarketplaceConfig(env, { apiUrl, port, host });
       return startSubgraph(createMarketplaceSubgraph(config, logger, now ? { now } : {}), config);

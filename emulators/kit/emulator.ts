@@ -3,6 +3,7 @@ import { listen, readBody, requestUrl, sendJson, PayloadTooLargeError, type Star
 import { redactQuery } from '../../lib/redact.ts';
 import { compileRoutes, matchRoute, type Reply, type Route, type RouteRequest } from './router.ts';
 import { jsonBody } from './bodies.ts';
+import type { EmulatorThrottle } from './throttle.ts';
 
 /** One line of the request log: enough to prove batching and header routing, never a secret. */
 export interface LoggedRequest {
@@ -63,6 +64,8 @@ export interface EmulatorDefinition {
    * `POST /__emulator/dialect {"real": true}`; a reset restores the spec's dialect.
    */
   realDialect?(reply: Reply, request: RouteRequest): Reply;
+  /** The service's published request rates, refused past them with its 429 before any route runs (`emulators/kit/throttle.ts`). */
+  throttle?: EmulatorThrottle;
 }
 
 /** Which dialect an emulator answers in. */
@@ -259,6 +262,14 @@ function createEmulator(definition: EmulatorDefinition): Emulator {
     };
     log.add(entry);
 
+    // The service's rate limiter stands in front of it: an injected failure is a request it counted.
+    const throttled = definition.throttle?.({ path, headers: req.headers });
+    if (throttled) {
+      const reply = dialect === 'real' && definition.realDialect ? definition.realDialect(throttled, { method, path, params: {}, query: url.searchParams, headers: req.headers, body, raw: req, res }) : throttled;
+      entry.status = reply.status;
+      writeReply(res, reply);
+      return;
+    }
     const fault = faults.find((candidate) => faultMatches(candidate, method, path));
     if (fault) {
       if (fault.times !== undefined) {

@@ -13,6 +13,8 @@ import {
   type MarketplaceState,
 } from './data.ts';
 import { makePdf } from './pdf.ts';
+import { createThrottle } from '../kit/throttle.ts';
+import { PUBLISHED_RATES } from '../../lib/upstreamRates.ts';
 
 /** A Rails-style login prompt: the spec says failed credentials answer 401 `{error: <login prompt text>}`. */
 export const LOGIN_PROMPT = 'You need to sign in or sign up before continuing.';
@@ -37,6 +39,8 @@ export interface MarketplaceEmulatorOptions {
   /** The path segment that names the marketplace operator (the spec's `mkt`). @default 'mkt' */
   marketplace?: string;
   clock?: EmulatorClock;
+  /** Refuse what goes over the published request rates with a 429, as the real service does (`EMULATOR_RATE_LIMITS`). @default true */
+  rateLimits?: boolean;
 }
 
 export interface MarketplaceEmulator extends EmulatorDefinition {
@@ -98,8 +102,13 @@ function presentQuestion({ id, status, message, answer, name, sku, tags, created
   return { id, answered: status !== 'UNANSWERED', message, answer, name, sku, tags, created_on, customer };
 }
 
-export function createMarketplaceEmulator({ marketplace = 'mkt', clock = createClock() }: MarketplaceEmulatorOptions = {}): MarketplaceEmulator {
+export function createMarketplaceEmulator({ marketplace = 'mkt', clock = createClock(), rateLimits = true }: MarketplaceEmulatorOptions = {}): MarketplaceEmulator {
   let state = seedMarketplace(clock.now());
+  // The real service answers 429 past its rates; its body is its one error form, `{error}` (the
+  // real dialect), and its headers are not documented: `Retry-After` says when the window frees.
+  const throttle = rateLimits
+    ? createThrottle({ rates: PUBLISHED_RATES.marketplace!, now: clock.now, refusal: () => errors(429, 'Too many requests: the request limit for this endpoint was exceeded') })
+    : undefined;
   const shipments = `/shipments/${marketplace}`;
   const fulfillment = `/fulfillment/${marketplace}`;
 
@@ -490,8 +499,10 @@ export function createMarketplaceEmulator({ marketplace = 'mkt', clock = createC
     routes,
     controls,
     realDialect: toRealDialect,
+    ...(throttle ? { throttle } : {}),
     reset: () => {
       state = seedMarketplace(clock.now());
+      throttle?.reset();
     },
     state: () => state,
   };

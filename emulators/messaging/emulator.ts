@@ -4,6 +4,8 @@ import { createClock, type EmulatorDefinition, type EmulatorClock } from '../kit
 import { fieldsBody, jsonBody } from '../kit/bodies.ts';
 import type { Reply, Route, RouteRequest } from '../kit/router.ts';
 import { createWebhookDeliverer, type EncodedBody } from '../kit/webhooks.ts';
+import { createThrottle, readEmulatorRateLimits } from '../kit/throttle.ts';
+import { PUBLISHED_RATES } from '../../lib/upstreamRates.ts';
 import { seedMessaging, type EmulatedAccount, type EmulatedKeyword, type EmulatedStore, type EmulatedSubscriber, type MessagingState, type SubscriberStatus } from './data.ts';
 import { presentAccount, presentStore, presentSubscriber, presentSubscriberDetails, serviceDate } from './presenters.ts';
 
@@ -34,11 +36,13 @@ export interface MessagingEmulatorOptions {
   clock?: EmulatorClock;
   /** Wait before retrying a failed callback, doubled each time. @default 500 */
   deliveryRetryMs?: number;
+  /** Refuse what goes over the published request rate with a 429 (`EMULATOR_RATE_LIMITS`). @default true */
+  rateLimits?: boolean;
 }
 
-/** The emulator's own settings: `MESSAGING_EMULATOR_RETRY_MS`, the first callback retry wait. */
+/** The emulator's own settings: `MESSAGING_EMULATOR_RETRY_MS`, the first callback retry wait; `EMULATOR_RATE_LIMITS`. */
 export function readMessagingEmulatorOptions(env: Env): MessagingEmulatorOptions {
-  return { deliveryRetryMs: readInt(env, 'MESSAGING_EMULATOR_RETRY_MS', 500, { min: 1, max: 60_000 }) };
+  return { deliveryRetryMs: readInt(env, 'MESSAGING_EMULATOR_RETRY_MS', 500, { min: 1, max: 60_000 }), rateLimits: readEmulatorRateLimits(env) };
 }
 
 export interface MessagingEmulator extends EmulatorDefinition {
@@ -68,8 +72,12 @@ async function encodeMultipart(body: Record<string, string>): Promise<EncodedBod
   return { payload: Buffer.from(await encoded.arrayBuffer()), contentType: encoded.headers.get('content-type')! };
 }
 
-export function createMessagingEmulator({ clock = createClock(), deliveryRetryMs = 500 }: MessagingEmulatorOptions = {}): MessagingEmulator {
+export function createMessagingEmulator({ clock = createClock(), deliveryRetryMs = 500, rateLimits = true }: MessagingEmulatorOptions = {}): MessagingEmulator {
   let state = seedMessaging(clock.now());
+  // Past 100 requests a second an account gets a real 429, in the service's one failure form.
+  const throttle = rateLimits
+    ? createThrottle({ rates: PUBLISHED_RATES.messaging!, now: clock.now, refusal: () => ({ status: 429, body: { status: 'fail', code: 429, message: 'Too many requests', results: [] } }) })
+    : undefined;
   let dialect: MessagingDialect = { ...DEFAULT_DIALECT };
   let sent: SentMessage[] = [];
   let messageNumber = 0;
@@ -502,7 +510,9 @@ export function createMessagingEmulator({ clock = createClock(), deliveryRetryMs
     clock,
     routes,
     controls,
+    ...(throttle ? { throttle } : {}),
     reset: () => {
+      throttle?.reset();
       // Callback addresses belong to whoever pointed them here, not to the seed: keep them.
       const callbacks = new Map(state.stores.map((store) => [store.id, { inboundCallbackURL: store.inboundCallbackURL, messageStatusURL: store.messageStatusURL }]));
       state = seedMessaging(clock.now());

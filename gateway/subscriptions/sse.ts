@@ -9,6 +9,7 @@ import type { Headers, OperationRunner } from './operations.ts';
 import type { Authenticated } from '../auth/authenticate.ts';
 import { createOperationPreparer, requestShapeError } from './prepare.ts';
 import { PAYLOAD_PLACEHOLDER, PAYLOAD_PLACEHOLDER_JSON, type SharedPayloads } from './sharedPayloads.ts';
+import type { TrustedDocuments } from '../trustedDocuments.ts';
 
 type Format = (formatted: GraphQLFormattedError, error: unknown) => GraphQLFormattedError;
 
@@ -20,6 +21,8 @@ export interface SseTransportOptions {
   maxBodyBytes: number;
   /** The one formatError (codes, masking, suggestions hidden in production). */
   format: Format;
+  /** Trusted documents and persisted queries, checked as on every transport. */
+  trustedDocuments: Pick<TrustedDocuments, 'admitHttp'>;
   /** What the gateway's HTTP layer established about the caller of this request, when its OAuth 2.0 is on. */
   authenticatedOf?: (req: IncomingMessage) => Authenticated | undefined;
   /** Where each event's payload is serialised once for all its identical subscribers; without it, graphql-sse serialises per subscriber. */
@@ -71,7 +74,7 @@ async function writable(res: ServerResponse): Promise<void> {
  * graphql-ws already multiplexes operations on one connection. Results are written as the socket
  * drains, so a slow reader's events wait in the executor's bounded queue, not in ours.
  */
-export function createSseTransport({ schema, runner, rules = [], maxBodyBytes, format, authenticatedOf = () => undefined, payloads }: SseTransportOptions) {
+export function createSseTransport({ schema, runner, rules = [], maxBodyBytes, format, trustedDocuments, authenticatedOf = () => undefined, payloads }: SseTransportOptions) {
   const prepare = createOperationPreparer({ schema, rules });
   const formatErrors = (errors: readonly (GraphQLError | GraphQLFormattedError)[]) => errors.map((error) => (error instanceof GraphQLError ? format(error.toJSON(), error) : error));
 
@@ -103,7 +106,7 @@ export function createSseTransport({ schema, runner, rules = [], maxBodyBytes, f
 
   async function handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
     const method = (req.method ?? 'GET').toUpperCase();
-    const url = new URL(req.url ?? '/', 'http://local');
+    let url = new URL(req.url ?? '/', 'http://local');
     if (method !== 'GET' && method !== 'POST') {
       return sendJson(res, 405, { errors: [{ message: SINGLE_CONNECTION_OFF, extensions: { code: 'BAD_REQUEST' } }] }, { allow: 'GET, POST' });
     }
@@ -140,12 +143,20 @@ export function createSseTransport({ schema, runner, rules = [], maxBodyBytes, f
       }
       body = parsed as Record<string, unknown>;
     }
+    const admission = trustedDocuments.admitHttp({ method, body, url });
+    if ('refusal' in admission) {
+      const { status, headers, error } = admission.refusal;
+      // A 200 would promise an event stream: an unknown id is a plain 404 here.
+      return sendJson(res, status === 200 ? 404 : status, { errors: [error] }, headers);
+    }
+    body = admission.admitted.body as Record<string, unknown> | null;
+    url = admission.admitted.url;
     // graphql-sse would refuse a malformed request in its own words, without a code.
     const shape = requestShapeError(body ?? paramsOfSearch(url));
     if (shape) return sendJson(res, 400, { errors: [{ message: shape, extensions: { code: 'BAD_REQUEST' } }] });
     const request: Request<Raw, undefined> = {
       method,
-      url: req.url ?? '/',
+      url: `${url.pathname}${url.search}`,
       headers: {
         // This transport was chosen for the event stream: graphql-sse needs the exact type to stream.
         get: (name) => (name === 'accept' ? 'text/event-stream' : ([] as string[]).concat(req.headers[name] ?? []).join('\n') || undefined),

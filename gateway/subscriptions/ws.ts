@@ -6,6 +6,7 @@ import { lowerCaseKeys, type Headers, type OperationRunner } from './operations.
 import { createOperationPreparer } from './prepare.ts';
 import { PAYLOAD_PLACEHOLDER, type SharedPayloads } from './sharedPayloads.ts';
 import { SharedFrameWebSocket } from './wsFrames.ts';
+import type { OperationParams, TrustedDocuments } from '../trustedDocuments.ts';
 
 export interface WebSocketTransportOptions {
   server: http.Server;
@@ -14,6 +15,8 @@ export interface WebSocketTransportOptions {
   /** The one formatError (codes, masking, suggestions hidden in production). */
   format: (formatted: GraphQLFormattedError, error: unknown) => GraphQLFormattedError;
   rules?: readonly ValidationRule[];
+  /** Trusted documents and persisted queries, checked as on every transport. */
+  trustedDocuments: Pick<TrustedDocuments, 'admitPayload'>;
   /** The largest message accepted; a larger one closes the socket with 1009 before it is buffered. */
   maxPayloadBytes: number;
   /** Operations one connection may hold open at once. */
@@ -30,7 +33,7 @@ export interface WebSocketTransportOptions {
  * is bounded by `maxPayloadBytes` (ws would accept 100 MiB before any credential is seen), and
  * each operation is checked as Apollo Server checks one over HTTP, with the same codes.
  */
-export function attachWebSocketTransport({ server, schema, runner, format, rules = [], maxPayloadBytes, maxOperationsPerConnection, path = '/graphql', payloads }: WebSocketTransportOptions): (code?: number, reason?: string) => Promise<void> {
+export function attachWebSocketTransport({ server, schema, runner, format, rules = [], trustedDocuments, maxPayloadBytes, maxOperationsPerConnection, path = '/graphql', payloads }: WebSocketTransportOptions): (code?: number, reason?: string) => Promise<void> {
   const wss = new WebSocketServer({ server, path, maxPayload: maxPayloadBytes, WebSocket: SharedFrameWebSocket });
   const prepare = createOperationPreparer({ schema, rules });
   const disposable = useServer<Record<string, unknown> | undefined, Record<string, unknown>>(
@@ -41,7 +44,10 @@ export function attachWebSocketTransport({ server, schema, runner, format, rules
         if (Object.keys(ctx.subscriptions).length > maxOperationsPerConnection) {
           return [new GraphQLError(`this connection already holds ${maxOperationsPerConnection} operations, the most allowed at once (MAX_SUBSCRIPTIONS_PER_CONNECTION)`, { extensions: { code: 'RATE_LIMITED' } })];
         }
-        const prepared = prepare(payload);
+        // graphql-ws wants a string `query`: an operation sent by id carries an empty one.
+        const admission = trustedDocuments.admitPayload(payload as OperationParams);
+        if ('refusal' in admission) return [new GraphQLError(admission.refusal.error.message, { extensions: admission.refusal.error.extensions })];
+        const prepared = prepare(admission.admitted);
         if ('errors' in prepared) return prepared.errors;
         const remoteAddress = (ctx.extra as { request?: http.IncomingMessage }).request?.socket.remoteAddress;
         return { schema, ...prepared, contextValue: { headers: lowerCaseKeys(ctx.connectionParams), remoteAddress } };

@@ -1,6 +1,6 @@
 import { runMain } from '../../lib/config.ts';
 import { createLogger } from '../../lib/logger.ts';
-import { exitOnSignal } from '../../lib/shutdown.ts';
+import { exitOnSignal, readSubgraphDrain } from '../../lib/shutdown.ts';
 import { startSubgraph } from '../kit/server.ts';
 import { readDashboardsConfig } from './config.ts';
 import { createDashboardsSubgraph } from './server.ts';
@@ -8,7 +8,8 @@ import { createDashboardsSubgraph } from './server.ts';
 runMain(async () => {
   const config = readDashboardsConfig(process.env);
   const logger = createLogger({ name: 'dashboards-subgraph' });
-  const { url, close } = await startSubgraph(createDashboardsSubgraph(config, logger), config);
-  exitOnSignal(close, logger);
+  const shutdown = readSubgraphDrain(process.env);
+  const { url, drain } = await startSubgraph(createDashboardsSubgraph(config, logger), config);
+  exitOnSignal(() => drain(shutdown), logger);
   console.log(`dashboards subgraph on ${url}/graphql (upstream ${config.apiUrl})`);
 });

@@ -1,6 +1,6 @@
 import { runMain } from '../../lib/config.ts';
 import { createLogger } from '../../lib/logger.ts';
-import { exitOnSignal } from '../../lib/shutdown.ts';
+import { exitOnSignal, readSubgraphDrain } from '../../lib/shutdown.ts';
 import { startSubgraph } from '../kit/server.ts';
 import { readGatewayAdminConfig } from './config.ts';
 import { createGatewayAdminSubgraph } from './server.ts';
@@ -8,7 +8,8 @@ import { createGatewayAdminSubgraph } from './server.ts';
 runMain(async () => {
   const config = readGatewayAdminConfig(process.env);
   const logger = createLogger({ name: 'gatewayAdmin-subgraph' });
-  const { url, close } = await startSubgraph(createGatewayAdminSubgraph(config, logger), config);
-  exitOnSignal(close, logger);
+  const shutdown = readSubgraphDrain(process.env);
+  const { url, drain } = await startSubgraph(createGatewayAdminSubgraph(config, logger), config);
+  exitOnSignal(() => drain(shutdown), logger);
   console.log(`gatewayAdmin subgraph on ${url}/graphql (admin interface ${config.apiUrl})`);
 });

@@ -1,5 +1,6 @@
 import { createHmac, timingSafeEqual } from 'node:crypto';
-import { badUserInput } from './errors.ts';
+import { ErrorCode } from '../../lib/errors.ts';
+import { badUserInput, graphError } from './errors.ts';
 
 /**
  * Cursors are opaque to clients: base64url of a small versioned JSON. They carry positions and
@@ -42,12 +43,18 @@ const MAC_LENGTH = 22;
  * can read its cursor but not change it, so an upstream token inside (the marketplace's `next` URL
  * with its filters and page size) goes back upstream exactly as the upstream handed it out. Every
  * replica that may receive a cursor must share the secret (`CURSOR_SECRET`).
+ *
+ * The signed JSON names its key by a fingerprint (`i`, 48 bits of an HMAC: nothing to guess the key
+ * from), so a cursor signed under another key, by a replica with another `CURSOR_SECRET` or before
+ * a restart that drew a random one, is told apart from a forgery: `CURSOR_EXPIRED` (start the list
+ * again), and `onForeignKey` tells the operator that replicas disagree.
  */
-export function makeCursorSigner(secret: string): CursorSigner {
+export function makeCursorSigner(secret: string, { onForeignKey }: { onForeignKey?: () => void } = {}): CursorSigner {
   const mac = (body: string) => createHmac('sha256', secret).update(body).digest('base64url').slice(0, MAC_LENGTH);
+  const keyId = createHmac('sha256', secret).update('cursor key fingerprint').digest('base64url').slice(0, 8);
   return {
     sign(kind, payload) {
-      const body = encodeCursor(kind, payload);
+      const body = encodeCursor(kind, { ...payload, i: keyId });
       return `${body}.${mac(body)}`;
     },
     open<T extends Record<string, unknown>>(cursor: string, kind: string, argument = 'after'): T {
@@ -56,6 +63,19 @@ export function makeCursorSigner(secret: string): CursorSigner {
       const given = Buffer.from(cursor.slice(dot + 1));
       const expected = Buffer.from(mac(body));
       if (dot <= 0 || given.length !== expected.length || !timingSafeEqual(given, expected)) {
+        let signedBy: unknown;
+        try {
+          signedBy = dot > 0 ? decodeCursor<{ i?: unknown }>(body, kind, argument).i : undefined;
+        } catch {
+          // Not even a cursor of this list: refused below as any other.
+        }
+        if (typeof signedBy === 'string' && signedBy !== keyId) {
+          onForeignKey?.();
+          throw graphError(`${argument}: this cursor was signed under another CURSOR_SECRET (by a replica configured with a different one, or before a restart that drew a random one); request the list again without \`${argument}\``, {
+            code: ErrorCode.CursorExpired,
+            argument,
+          });
+        }
         throw badUserInput(argument, 'is not a cursor this graph issued, or it was changed');
       }
       return decodeCursor<T>(body, kind, argument);

@@ -9,16 +9,21 @@ import type { SubgraphRoute } from './server.ts';
 
 /**
  * A download link's id is random and unguessable; what it stands for (including the caller's
- * credential) stays in the subgraph's memory until it expires, so the URL itself carries nothing secret.
+ * credential) stays server-side until it expires, so the URL itself carries nothing secret: in the
+ * subgraph's memory, or with `REDIS_URL` in Redis (`./redisDownloads.ts`) so any replica serves it.
  */
 export { DOWNLOADS_PATH, GATEWAY_ORIGIN_HEADER } from '../../lib/downloads.ts';
 
 const ID = /^[A-Za-z0-9_-]{32,64}$/;
 
+/** A new link's id: 192 random bits. */
+export const newDownloadId = (): string => randomBytes(24).toString('base64url');
+
 export interface DownloadStore<T> {
-  issue(value: T): { id: string; expiresAt: number };
-  /** The value behind a live id; `expired` while a dead one is still remembered. */
-  find(id: string): T | 'expired' | undefined;
+  issue(value: T): Promise<{ id: string; expiresAt: number }>;
+  /** The value behind a live id; `expired` while a dead one is still remembered (one more lifetime). */
+  find(id: string): Promise<T | 'expired' | undefined>;
+  close(): Promise<void>;
 }
 
 export interface DownloadStoreOptions {
@@ -37,18 +42,21 @@ export function createDownloadStore<T>({ ttlMs, now = Date.now, maxEntries = 10_
     for (const [id, entry] of entries) if (now() > entry.expiresAt + ttlMs) entries.delete(id);
   };
   return {
-    issue(value) {
+    async issue(value) {
       sweep();
       while (entries.size >= maxEntries) entries.delete(entries.keys().next().value!);
-      const id = randomBytes(24).toString('base64url');
+      const id = newDownloadId();
       const expiresAt = now() + ttlMs;
       entries.set(id, { value, expiresAt });
       return { id, expiresAt };
     },
-    find(id) {
+    async find(id) {
       const entry = entries.get(id);
       if (!entry) return undefined;
       return now() > entry.expiresAt ? 'expired' : entry.value;
+    },
+    async close() {
+      entries.clear();
     },
   };
 }
@@ -87,7 +95,13 @@ export function downloadRoute<T>(store: DownloadStore<T>, open: (value: T) => Pr
     path: `${DOWNLOADS_PATH}*`,
     async handler(_req, res, url) {
       const id = url.pathname.slice(DOWNLOADS_PATH.length);
-      const value = ID.test(id) ? store.find(id) : undefined;
+      let value: T | 'expired' | undefined;
+      try {
+        value = ID.test(id) ? await store.find(id) : undefined;
+      } catch (error) {
+        logger.warn({ error: (error as Error).message }, 'download link store unavailable');
+        return sendJson(res, 503, { message: 'Download links cannot be read right now. Try again shortly.' }, { 'retry-after': '1' });
+      }
       if (value === undefined) return sendJson(res, 404, { message: 'This download link does not exist. Ask the graph for a new one.' });
       if (value === 'expired') return sendJson(res, 410, { message: 'This download link has expired. Ask the graph for a new one.' });
       let file: DownloadFile;

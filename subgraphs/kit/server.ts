@@ -8,6 +8,7 @@ import type { GraphQLSchema } from 'graphql';
 import { apolloHandler } from '../../lib/apolloHttp.ts';
 import { listen, requestUrl, sendJson, sendText, type Started } from '../../lib/http.ts';
 import { createLogger, apolloLogger, type Logger } from '../../lib/logger.ts';
+import { createInFlightRequests, type DrainSettings } from '../../lib/shutdown.ts';
 import type { Metrics } from '../../lib/metrics.ts';
 import { formatGraphError } from '../../lib/errorFormatting.ts';
 import { compiledExecution } from './compiledExecution.ts';
@@ -61,13 +62,23 @@ export interface StartOptions {
   compiledExecution?: boolean;
 }
 
+/** A subgraph listening: where, how to stop it at once, and how to stop it gracefully (SIGTERM). */
+export interface StartedSubgraph extends Started {
+  /**
+   * Subscribers are told to resubscribe elsewhere (close 1012), `/health` answers 503 for
+   * `delayMs` so the load balancer takes the replica out, then new connections are refused and
+   * requests in flight get `graceMs` to finish before the rest are cut and everything closes.
+   */
+  drain(settings: DrainSettings): Promise<void>;
+}
+
 function routeMatches(route: SubgraphRoute, method: string, path: string): boolean {
   if (route.method !== method) return false;
   return route.path.endsWith('/*') ? path.startsWith(route.path.slice(0, -1)) : route.path === path;
 }
 
 /** The bootstrap every subgraph uses: Apollo subgraph on `/graphql`, `/health`, `/metrics`, its own routes. */
-export async function startSubgraph<Context extends BaseContext>(definition: SubgraphDefinition<Context>, { port, host, compiledExecution: compiled = true }: StartOptions): Promise<Started> {
+export async function startSubgraph<Context extends BaseContext>(definition: SubgraphDefinition<Context>, { port, host, compiledExecution: compiled = true }: StartOptions): Promise<StartedSubgraph> {
   const { logger } = definition;
   // Apollo types the resolver map's context as unknown; ours is the subgraph's own.
   const schema = buildSubgraphSchema({ typeDefs: definition.typeDefs, resolvers: definition.resolvers as GraphQLResolverMap<unknown> });
@@ -98,18 +109,26 @@ export async function startSubgraph<Context extends BaseContext>(definition: Sub
     return graphqlHandler(req, res, url);
   };
   const routes = definition.routes ?? [];
+  let draining = false;
+  const inFlight = createInFlightRequests();
 
   const server = http.createServer((req, res) => {
     const url = requestUrl(req);
     const method = (req.method ?? 'GET').toUpperCase();
     if (!url) return sendJson(res, 400, { message: 'bad request target' });
+    inFlight.track(res);
+    if (draining) {
+      res.setHeader('connection', 'close');
+      // Subscriptions closed: a WebSocket must open on another replica.
+      if (req.headers.upgrade) return sendJson(res, 503, { message: `the ${definition.name} subgraph is restarting` });
+    }
     const route = routes.find((candidate) => routeMatches(candidate, method, url.pathname));
     const work = route
       ? route.handler(req, res, url)
       : url.pathname === '/graphql'
         ? graphql(req, res, url)
         : url.pathname === '/health'
-          ? sendJson(res, 200, { status: 'ok', subgraph: definition.name })
+          ? sendJson(res, draining ? 503 : 200, { status: draining ? 'draining' : 'ok', subgraph: definition.name })
           : url.pathname === '/metrics'
             ? definition.metrics.registry.metrics().then((text) => sendText(res, 200, text, definition.metrics.registry.contentType))
             : sendJson(res, 404, { message: `no route ${method} ${url.pathname}` });
@@ -120,17 +139,32 @@ export async function startSubgraph<Context extends BaseContext>(definition: Sub
     });
   });
   server.keepAliveTimeout = 65_000;
-  const detach = definition.attach?.(server, schema);
+  const attached = definition.attach?.(server, schema);
+  let detached: Promise<void> | undefined;
+  const detach = () => (detached ??= attached ? attached() : Promise.resolve());
   const started = await listen(server, port, host);
   logger.info({ url: `${started.url}/graphql` }, `${definition.name} subgraph listening`);
   await definition.afterListen?.(started.url);
+  const close = async () => {
+    await detach();
+    await started.close();
+    await apollo.stop();
+    await definition.dispose?.();
+  };
   return {
     url: started.url,
-    async close() {
-      if (detach) await detach();
-      await started.close();
-      await apollo.stop();
-      await definition.dispose?.();
+    close,
+    async drain({ delayMs, graceMs }) {
+      if (draining) return;
+      draining = true;
+      logger.info({ delayMs, graceMs, inFlight: inFlight.count() }, 'draining: subscribers told to resubscribe elsewhere, /health answers 503');
+      await detach();
+      await new Promise((resolve) => setTimeout(resolve, delayMs));
+      server.close();
+      server.closeIdleConnections();
+      const unfinished = await inFlight.settled(graceMs);
+      logger.info({ unfinished }, 'drained: closing');
+      await close();
     },
   };
 }

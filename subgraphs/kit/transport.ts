@@ -91,6 +91,8 @@ export interface RestTransportOptions {
   /** The longest body `stream` passes through (downloads are not buffered); past it the stream fails. @default 100 MiB */
   maxDownloadBytes?: number;
   observe?: (observation: UpstreamObservation) => void;
+  /** Waits for the call's turn under the service's published rate before every attempt; returns what to call, with the status, once the attempt is over (`subgraphs/kit/pacing.ts`). */
+  pace?: (call: RestCall, deadlineAt: number) => ((status?: number) => void) | Promise<(status?: number) => void>;
 }
 
 export interface RestTransport {
@@ -327,7 +329,7 @@ export function createDeadlines(slackMs = 10, clock: DeadlineClock = SYSTEM_CLOC
  * every call, retries only where repeating cannot change the outcome, and the kit's error table.
  */
 export function createRestTransport(options: RestTransportOptions): RestTransport {
-  const { service, logger, timeoutMs = 10_000, retries = 2, backoffMs = 50, connections = 64, maxResponseBytes = DEFAULT_MAX_RESPONSE_BYTES, maxDownloadBytes = DEFAULT_MAX_DOWNLOAD_BYTES, observe } = options;
+  const { service, logger, timeoutMs = 10_000, retries = 2, backoffMs = 50, connections = 64, maxResponseBytes = DEFAULT_MAX_RESPONSE_BYTES, maxDownloadBytes = DEFAULT_MAX_DOWNLOAD_BYTES, observe, pace } = options;
   // Building a log line's fields costs even when the level drops it; reads are per call.
   const debugging = () => logger?.isLevelEnabled('debug') === true;
   const base = new URL(options.baseUrl);
@@ -374,13 +376,17 @@ export function createRestTransport(options: RestTransportOptions): RestTranspor
     const canRetry = IDEMPOTENT.has(call.method);
     const scope = call.scope;
     for (let attempt = 1; ; attempt += 1) {
+      // Retries wait for their turn too; a call whose turn comes too late is refused unsent.
+      const paced = pace ? await pace(call, deadline.at) : undefined;
       const remaining = deadline.at - Date.now();
+      if (remaining <= 0 || !budgetLeft(scope) || scope?.signal.aborted) paced?.(); // not sent after all: the slot goes back
       if (remaining <= 0) throw unavailable(call, `no answer within ${call.timeoutMs ?? timeoutMs} ms`);
       // Every attempt is a call upstream: it counts against the request's budget, and is not made once the request is cancelled.
       scope?.take(service);
       const started = performance.now();
       try {
         const answer = await perform(poolFor(origin), { method: call.method, path: fullPath, headers, body: payload, headersTimeout: remaining, bodyTimeout: remaining });
+        paced?.(answer.status);
         const durationMs = performance.now() - started;
         observe?.({ service, operation: call.operation, method: call.method, status: answer.status, durationMs, attempt });
         if (debugging()) logger!.debug({ service, operation: call.operation, method: call.method, status: answer.status, ms: Math.round(durationMs), attempt }, 'upstream call');
@@ -391,6 +397,7 @@ export function createRestTransport(options: RestTransportOptions): RestTranspor
         }
         return answer;
       } catch (caught) {
+        paced?.();
         const durationMs = performance.now() - started;
         observe?.({ service, operation: call.operation, method: call.method, status: 'error', durationMs, attempt });
         if (caught instanceof AnswerTooLarge) throw tooLarge(caught.maxBytes, caught.status);

@@ -2,7 +2,9 @@ import { readInt, type Env } from '../../lib/config.ts';
 import type { Logger } from '../../lib/logger.ts';
 import type { ServiceEntry } from '../../lib/services.ts';
 import { createMetrics, observeUpstream, type Metrics } from '../../lib/metrics.ts';
-import { createRestTransport, DEFAULT_MAX_DOWNLOAD_BYTES, DEFAULT_MAX_RESPONSE_BYTES, type RestTransport } from './transport.ts';
+import { PUBLISHED_RATES } from '../../lib/upstreamRates.ts';
+import { createRestTransport, DEFAULT_MAX_DOWNLOAD_BYTES, DEFAULT_MAX_RESPONSE_BYTES, SYSTEM_CLOCK, type RestTransport } from './transport.ts';
+import { createUpstreamPacer, type PacingSettings } from './pacing.ts';
 
 /** How much of one answer a subgraph reads from its service. */
 export interface UpstreamLimits {
@@ -27,17 +29,21 @@ export interface ServiceUpstreamOptions extends Partial<UpstreamLimits> {
   baseUrl: string;
   timeoutMs: number;
   logger: Logger;
+  /** Pacing under the service's published rates (`lib/upstreamRates.ts`), for a service that publishes any. */
+  pacing?: PacingSettings;
 }
 
 /** A subgraph's metrics registry and its upstream transport, every call counted and timed into it. */
-export function createServiceUpstream({ service, baseUrl, timeoutMs, logger, maxResponseBytes, maxDownloadBytes }: ServiceUpstreamOptions): { metrics: Metrics; transport: RestTransport } {
+export function createServiceUpstream({ service, baseUrl, timeoutMs, logger, maxResponseBytes, maxDownloadBytes, pacing }: ServiceUpstreamOptions): { metrics: Metrics; transport: RestTransport } {
   const metrics = createMetrics(service);
+  const rates = PUBLISHED_RATES[service];
   const transport = createRestTransport({
     service,
     baseUrl,
     timeoutMs,
     logger,
     observe: observeUpstream(metrics, service),
+    ...(pacing?.enabled && rates ? { pace: createUpstreamPacer({ service, rates, settings: pacing, clock: SYSTEM_CLOCK, registry: metrics.registry }) } : {}),
     ...(maxResponseBytes !== undefined ? { maxResponseBytes } : {}),
     ...(maxDownloadBytes !== undefined ? { maxDownloadBytes } : {}),
   });

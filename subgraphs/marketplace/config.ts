@@ -2,6 +2,7 @@ import { randomBytes } from 'node:crypto';
 import { ConfigError, readInt, readUrl, type Env } from '../../lib/config.ts';
 import { SERVICE_ENTRY, readSubgraphBasics } from '../../lib/services.ts';
 import { readDownloadLimit, readUpstreamLimits, type UpstreamLimits } from '../kit/upstream.ts';
+import { readPacingSettings, type PacingSettings } from '../kit/pacing.ts';
 
 export interface MarketplaceConfig {
   port: number;
@@ -15,6 +16,8 @@ export interface MarketplaceConfig {
   timeoutMs: number;
   /** Caps on what one upstream answer may bring (`<NAME>_MAX_RESPONSE_BYTES`, `MARKETPLACE_MAX_DOWNLOAD_BYTES`). */
   upstreamLimits: UpstreamLimits;
+  /** Calls paced under the service's published rates (`UPSTREAM_PACING*`). */
+  pacing: PacingSettings;
   compiledExecution: boolean;
   /** Upstream calls one GraphQL request may make here, retries included (the gateway may lower it per request). */
   maxRequestUpstreamCalls: number;
@@ -24,6 +27,8 @@ export interface MarketplaceConfig {
   multipartThresholdBytes: number;
   /** The key list cursors are signed with (`CURSOR_SECRET`); random at each start when unset. Replicas must share it. */
   cursorSecret: string;
+  /** Label PDF links kept in Redis, so any replica serves any link; in memory when absent. */
+  redisUrl?: string;
 }
 
 /** The `mkt` path segment: one URL-safe name, shared by the subgraph and the emulator. */
@@ -51,9 +56,11 @@ export function readMarketplaceConfig(env: Env, overrides: Partial<MarketplaceCo
     productsApiUrl: readUrl(env, 'MARKETPLACE_PRODUCTS_API_URL') ?? apiUrl,
     marketplace: readMarketplaceName(env),
     upstreamLimits: { ...readUpstreamLimits(env, SERVICE_ENTRY.marketplace), maxDownloadBytes: readDownloadLimit(env, 'MARKETPLACE_MAX_DOWNLOAD_BYTES') },
+    pacing: readPacingSettings(env),
     downloadTtlMs: readInt(env, 'MARKETPLACE_DOWNLOAD_TTL_MS', 5 * 60_000, { min: 1_000, max: 15 * 60_000 }),
     multipartThresholdBytes: readInt(env, 'MARKETPLACE_MULTIPART_THRESHOLD_BYTES', 256 * 1024, { min: 1, max: 64 * 1024 * 1024 }),
     cursorSecret: readCursorSecret(env),
+    ...(readUrl(env, 'REDIS_URL', ['redis:', 'rediss:']) ? { redisUrl: env.REDIS_URL } : {}),
     ...overrides,
     apiUrl,
   };

@@ -14,6 +14,19 @@ export interface LabelsPdfDownload {
   credential: MarketplaceCredential;
 }
 
+/** A stored link's value read back (from Redis), or undefined when it is not one. */
+export function readLabelsPdfDownload(value: unknown): LabelsPdfDownload | undefined {
+  if (!value || typeof value !== 'object') return undefined;
+  const { plpId, credential } = value as { plpId?: unknown; credential?: unknown };
+  if (typeof plpId !== 'string' || !credential || typeof credential !== 'object') return undefined;
+  const known: MarketplaceCredential = {};
+  for (const field of Object.keys(CREDENTIAL_HEADERS) as (keyof MarketplaceCredential)[]) {
+    const given = (credential as Record<string, unknown>)[field];
+    if (typeof given === 'string') known[field] = given;
+  }
+  return { plpId, credential: known };
+}
+
 export interface MarketplaceContext {
   client: MarketplaceClient;
   loaders: MarketplaceLoaders;

@@ -1,6 +1,6 @@
 import { runMain } from '../../lib/config.ts';
 import { createLogger } from '../../lib/logger.ts';
-import { exitOnSignal } from '../../lib/shutdown.ts';
+import { exitOnSignal, readSubgraphDrain } from '../../lib/shutdown.ts';
 import { startSubgraph } from '../kit/server.ts';
 import { readMarketplaceConfig } from './config.ts';
 import { createMarketplaceSubgraph } from './server.ts';
@@ -8,7 +8,8 @@ import { createMarketplaceSubgraph } from './server.ts';
 runMain(async () => {
   const config = readMarketplaceConfig(process.env);
   const logger = createLogger({ name: 'marketplace-subgraph' });
-  const { url, close } = await startSubgraph(createMarketplaceSubgraph(config, logger), config);
-  exitOnSignal(close, logger);
+  const shutdown = readSubgraphDrain(process.env);
+  const { url, drain } = await startSubgraph(createMarketplaceSubgraph(config, logger), config);
+  exitOnSignal(() => drain(shutdown), logger);
   console.log(`marketplace subgraph on ${url}/graphql (upstream ${config.apiUrl}, marketplace "${config.marketplace}")`);
 });

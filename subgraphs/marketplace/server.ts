@@ -3,11 +3,12 @@ import { parse } from 'graphql';
 import type { GraphQLResolverMap } from '@apollo/subgraph/dist/schema-helper/resolverMap.js';
 import type { Logger } from '../../lib/logger.ts';
 import { createServiceUpstream } from '../kit/upstream.ts';
-import { createDownloadStore, downloadRoute } from '../kit/downloads.ts';
+import { createDownloadStore, downloadRoute, type DownloadStore } from '../kit/downloads.ts';
+import { createRedisDownloadStore } from '../kit/redisDownloads.ts';
 import { makeCursorSigner } from '../kit/cursors.ts';
 import type { SubgraphDefinition } from '../kit/server.ts';
 import type { MarketplaceConfig } from './config.ts';
-import { clientFor, makeContext, type LabelsPdfDownload, type MarketplaceContext } from './context.ts';
+import { clientFor, makeContext, readLabelsPdfDownload, type LabelsPdfDownload, type MarketplaceContext } from './context.ts';
 import { resolvers } from './resolvers/index.ts';
 
 const typeDefs = parse(readFileSync(new URL('../../schema/marketplace.graphql', import.meta.url), 'utf8'));
@@ -19,9 +20,16 @@ export interface MarketplaceSubgraphOptions {
 
 /** The marketplace subgraph, built but not listening: `main.ts` and the tests start it. */
 export function createMarketplaceSubgraph(config: MarketplaceConfig, logger: Logger, { now }: MarketplaceSubgraphOptions = {}): SubgraphDefinition<MarketplaceContext> {
-  const { metrics, transport } = createServiceUpstream({ service: 'marketplace', baseUrl: config.apiUrl, timeoutMs: config.timeoutMs, logger, ...config.upstreamLimits });
-  const downloads = createDownloadStore<LabelsPdfDownload>({ ttlMs: config.downloadTtlMs, ...(now ? { now } : {}) });
-  const dependencies = { transport, config, downloads, cursors: makeCursorSigner(config.cursorSecret) };
+  const { metrics, transport } = createServiceUpstream({ service: 'marketplace', baseUrl: config.apiUrl, timeoutMs: config.timeoutMs, logger, ...config.upstreamLimits, pacing: config.pacing });
+  const clock = now ? { now } : {};
+  // With Redis, any replica serves a link another replica made.
+  const downloads: DownloadStore<LabelsPdfDownload> = config.redisUrl
+    ? createRedisDownloadStore({ url: config.redisUrl, prefix: 'graph:marketplace', ttlMs: config.downloadTtlMs, read: readLabelsPdfDownload, service: 'marketplace', logger, ...clock })
+    : createDownloadStore<LabelsPdfDownload>({ ttlMs: config.downloadTtlMs, ...clock });
+  const cursors = makeCursorSigner(config.cursorSecret, {
+    onForeignKey: () => logger.warn('a list cursor signed under another CURSOR_SECRET arrived: every replica must share one CURSOR_SECRET (the caller was told to start the list again)'),
+  });
+  const dependencies = { transport, config, downloads, cursors };
   return {
     name: 'marketplace',
     typeDefs,
@@ -40,6 +48,9 @@ export function createMarketplaceSubgraph(config: MarketplaceConfig, logger: Log
         logger,
       ),
     ],
-    dispose: () => transport.close(),
+    dispose: async () => {
+      await transport.close();
+      await downloads.close();
+    },
   };
 }

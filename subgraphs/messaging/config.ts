@@ -1,6 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { ConfigError, readInt, readUrl, type Env } from '../../lib/config.ts';
 import { SERVICE_ENTRY, readSubgraphBasics } from '../../lib/services.ts';
+import { readPacingSettings, type PacingSettings } from '../kit/pacing.ts';
 
 export interface MessagingConfig {
   port: number;
@@ -16,6 +17,8 @@ export interface MessagingConfig {
   /** The secret in the callback URLs entered in the store's settings. Replicas behind one address must share it. */
   callbackSecret: string;
   callbackMaxBytes: number;
+  /** Calls paced under the service's published rate (`UPSTREAM_PACING*`). */
+  pacing: PacingSettings;
 }
 
 export function readMessagingConfig(env: Env, overrides: Partial<MessagingConfig> = {}): MessagingConfig {
@@ -30,6 +33,7 @@ export function readMessagingConfig(env: Env, overrides: Partial<MessagingConfig
     eventLogSize: readInt(env, 'MESSAGING_EVENT_LOG_SIZE', 10_000, { min: 10, max: 10_000_000 }),
     callbackSecret: secret || randomBytes(24).toString('base64url'),
     callbackMaxBytes: readInt(env, 'MESSAGING_CALLBACK_MAX_BYTES', 64 * 1024, { min: 1024, max: 10 * 1024 * 1024 }),
+    pacing: readPacingSettings(env),
     ...overrides,
     apiUrl: basics.apiUrl,
   };

@@ -1,6 +1,6 @@
 import { runMain } from '../../lib/config.ts';
 import { createLogger } from '../../lib/logger.ts';
-import { exitOnSignal } from '../../lib/shutdown.ts';
+import { exitOnSignal, readSubgraphDrain } from '../../lib/shutdown.ts';
 import { startSubgraph } from '../kit/server.ts';
 import { readMessagingConfig } from './config.ts';
 import { createMessagingSubgraph } from './server.ts';
@@ -8,8 +8,9 @@ import { createMessagingSubgraph } from './server.ts';
 runMain(async () => {
   const config = readMessagingConfig(process.env);
   const logger = createLogger({ name: 'messaging-subgraph' });
-  const { url, close } = await startSubgraph(await createMessagingSubgraph(config, logger), config);
-  exitOnSignal(close, logger);
+  const shutdown = readSubgraphDrain(process.env);
+  const { url, drain } = await startSubgraph(await createMessagingSubgraph(config, logger), config);
+  exitOnSignal(() => drain(shutdown), logger);
   console.log(`messaging subgraph on ${url}/graphql (upstream ${config.apiUrl})`);
   console.log(`callbacks: ${url}/callbacks/messaging/inbound/<MESSAGING_CALLBACK_SECRET> and ${url}/callbacks/messaging/status/<MESSAGING_CALLBACK_SECRET>`);
 });

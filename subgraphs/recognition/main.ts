@@ -1,6 +1,6 @@
 import { runMain } from '../../lib/config.ts';
 import { createLogger } from '../../lib/logger.ts';
-import { exitOnSignal } from '../../lib/shutdown.ts';
+import { exitOnSignal, readSubgraphDrain } from '../../lib/shutdown.ts';
 import { startSubgraph } from '../kit/server.ts';
 import { readRecognitionConfig } from './config.ts';
 import { createRecognitionSubgraph } from './server.ts';
@@ -8,7 +8,8 @@ import { createRecognitionSubgraph } from './server.ts';
 runMain(async () => {
   const config = readRecognitionConfig(process.env);
   const logger = createLogger({ name: 'recognition-subgraph' });
-  const { url, close } = await startSubgraph(await createRecognitionSubgraph(config, logger), config);
-  exitOnSignal(close, logger);
+  const shutdown = readSubgraphDrain(process.env);
+  const { url, drain } = await startSubgraph(await createRecognitionSubgraph(config, logger), config);
+  exitOnSignal(() => drain(shutdown), logger);
   console.log(`recognition subgraph on ${url}/graphql (upstream ${config.apiUrl})`);
 });

@@ -5,27 +5,71 @@ import WebSocket from 'ws';
 import { DEMO_TOKENS } from '../../emulators/recognition/data.ts';
 import { SERVICES } from '../../lib/services.ts';
 import { startTestStack } from '../support/stack.ts';
+import { subscribeSse } from '../support/subscribers.ts';
 import { waitUntil } from '../support/waitFor.ts';
 
 const { stack, emulator } = await startTestStack();
 const root = new URL('../../', import.meta.url).pathname;
 
-/** The gateway as its own process, the way an orchestrator runs and stops it. */
-async function startGatewayProcess(env: Record<string, string>) {
-  const subgraphUrls = Object.fromEntries(stack.services.map((service) => [SERVICES.find((entry) => entry.name === service.name)!.env.subgraphUrl, service.subgraphUrl]));
-  const child = spawn(process.execPath, ['--import', 'tsx', 'gateway/main.ts'], {
+/** A server as its own process, the way an orchestrator runs and stops it; resolves once it prints where it listens. */
+async function startProcess(entry: string, env: Record<string, string>) {
+  const child = spawn(process.execPath, ['--import', 'tsx', entry], {
     cwd: root,
-    env: { ...process.env, ...subgraphUrls, GATEWAY_PORT: '0', LOG_LEVEL: 'warn', ...env },
+    env: { ...process.env, LOG_LEVEL: 'warn', ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   let output = '';
   child.stdout.on('data', (chunk: Buffer) => (output += chunk.toString()));
   child.stderr.on('data', (chunk: Buffer) => (output += chunk.toString()));
-  await waitUntil(() => /gateway on (\S+)/.test(output) || child.exitCode !== null, () => `the gateway process to start (${output})`, 30_000);
-  const graphqlUrl = /gateway on (\S+)/.exec(output)?.[1];
-  if (!graphqlUrl) throw new Error(`the gateway did not start: ${output}`);
+  const listening = /^[^{\n].*? on (http:\/\/\S+\/graphql)/m;
+  await waitUntil(() => listening.test(output) || child.exitCode !== null, () => `${entry} to start (${output})`, 30_000);
+  const graphqlUrl = listening.exec(output)?.[1];
+  if (!graphqlUrl) throw new Error(`${entry} did not start: ${output}`);
   return { child, graphqlUrl, exited: once(child, 'exit') as Promise<[number | null, NodeJS.Signals | null]> };
 }
+
+function startGatewayProcess(env: Record<string, string>) {
+  const subgraphUrls = Object.fromEntries(stack.services.map((service) => [SERVICES.find((entry) => entry.name === service.name)!.env.subgraphUrl, service.subgraphUrl]));
+  return startProcess('gateway/main.ts', { ...subgraphUrls, GATEWAY_PORT: '0', ...env });
+}
+
+/** A request in flight once this resolves: the upstream takes 2.5 s to answer it. */
+async function slowRequestInFlight(graphqlUrl: string): Promise<{ answer: Promise<Response> }> {
+  const recognition = emulator('recognition');
+  await recognition.fault({ path: '/api/v1/redemptions/*', latencyMs: 2500, times: 1 });
+  await recognition.clearRequests();
+  const inFlight = fetch(graphqlUrl, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json', 'x-recognition-token': DEMO_TOKENS.member },
+    body: JSON.stringify({ query: '{ redemption(id: "rd_001") { id state } }' }),
+  });
+  await waitUntil(async () => (await recognition.requests()).some((request) => request.path.startsWith('/api/v1/redemptions/')), () => 'the upstream call to start');
+  return { answer: inFlight };
+}
+
+/** The request in flight is answered in full, then the process stops listening and exits 0. */
+async function finishesThenExits(inFlight: Promise<Response>, origin: string, exited: Promise<[number | null, NodeJS.Signals | null]>): Promise<void> {
+  const answer = await inFlight;
+  expect(answer.status).toBe(200);
+  expect(await answer.json()).toEqual({ data: { redemption: { id: 'rd_001', state: expect.any(String) } } });
+  await refusesConnections(origin);
+  expect(await exited).toEqual([0, null]);
+}
+
+/** Resolves once nothing listens at `origin` any more. */
+const refusesConnections = (origin: string) =>
+  waitUntil(
+    async () => {
+      try {
+        await fetch(`${origin}/health`);
+        return false;
+      } catch {
+        return true;
+      }
+    },
+    () => 'new connections to be refused',
+    20_000,
+  );
 
 describe('SIGTERM', () => {
   it('turns /ready to 503, tells subscribers to reconnect, finishes what is in flight, refuses new connections, and exits 0', async () => {
@@ -37,42 +81,59 @@ describe('SIGTERM', () => {
     socket.send(JSON.stringify({ type: 'connection_init', payload: { 'x-recognition-token': DEMO_TOKENS.member } }));
     await once(socket, 'message');
     const closed = once(socket, 'close') as Promise<[number, Buffer]>;
+    // An SSE subscriber too: its stream ends at once, so its client reconnects elsewhere.
+    const sse = subscribeSse(graphqlUrl, 'subscription { bonusCreated { cursor } }', { headers: { 'x-recognition-token': DEMO_TOKENS.member } });
+    await waitUntil(async () => /^gateway_subscription_subscribers [1-9]/m.test(await (await fetch(`${origin}/metrics`)).text()), () => 'the SSE subscription to open');
 
-    // A request in flight: the upstream takes a while to answer it.
-    const recognition = emulator('recognition');
-    await recognition.fault({ path: '/api/v1/redemptions/*', latencyMs: 2500, times: 1 });
-    await recognition.clearRequests();
-    const inFlight = fetch(graphqlUrl, {
-      method: 'POST',
-      headers: { 'content-type': 'application/json', 'x-recognition-token': DEMO_TOKENS.member },
-      body: JSON.stringify({ query: '{ redemption(id: "rd_001") { id state } }' }),
-    });
-    await waitUntil(async () => (await recognition.requests()).some((request) => request.path.startsWith('/api/v1/redemptions/')), () => 'the upstream call to start');
+    const { answer: inFlight } = await slowRequestInFlight(graphqlUrl);
+    let answered = false;
+    void inFlight.then(() => (answered = true));
 
     child.kill('SIGTERM');
     const [code, reason] = await closed;
     expect(code).toBe(1012);
     expect(reason.toString()).toContain('reconnect');
+    // Ended by the server at the start of the drain (the request in flight is still waiting on the
+    // upstream), without a result or an error event: graphql-sse reports a dropped stream.
+    expect(await sse.ended).toBeInstanceOf(Error);
+    expect(answered).toBe(false);
+    expect(sse.results).toEqual([]);
     const ready = await fetch(`${origin}/ready`);
     expect(ready.status).toBe(503);
     expect(await ready.json()).toEqual({ ready: false, draining: true });
 
-    const answer = await inFlight;
-    expect(answer.status).toBe(200);
-    expect(await answer.json()).toEqual({ data: { redemption: { id: 'rd_001', state: expect.any(String) } } });
+    await finishesThenExits(inFlight, origin, exited);
+  }, 60_000);
+});
 
-    await waitUntil(
-      async () => {
-        try {
-          await fetch(`${origin}/health`);
-          return false;
-        } catch {
-          return true;
-        }
-      },
-      () => 'new connections to be refused',
-      20_000,
-    );
-    expect(await exited).toEqual([0, null]);
+describe('SIGTERM to a subgraph', () => {
+  it('closes its subscribers with 1012, turns /health to 503, finishes what is in flight, refuses new connections, and exits 0', async () => {
+    const recognition = emulator('recognition');
+    const { child, graphqlUrl, exited } = await startProcess('subgraphs/recognition/main.ts', {
+      RECOGNITION_API_URL: recognition.url,
+      RECOGNITION_SUBGRAPH_PORT: '0',
+      SUBGRAPH_DRAIN_DELAY_MS: '1500',
+      SUBGRAPH_SHUTDOWN_GRACE_MS: '20000',
+    });
+    const origin = new URL(graphqlUrl).origin;
+    const socket = new WebSocket(graphqlUrl.replace('http', 'ws'), 'graphql-transport-ws');
+    await once(socket, 'open');
+    socket.send(JSON.stringify({ type: 'connection_init', payload: { 'x-recognition-token': DEMO_TOKENS.member } }));
+    await once(socket, 'message');
+    socket.send(JSON.stringify({ id: '1', type: 'subscribe', payload: { query: 'subscription { bonusCreated { cursor } }' } }));
+    await waitUntil(async () => /^recognition_event_subscriptions 1/m.test(await (await fetch(`${origin}/metrics`)).text()), () => 'the subscription to follow the log');
+    const closed = once(socket, 'close') as Promise<[number, Buffer]>;
+
+    const { answer: inFlight } = await slowRequestInFlight(graphqlUrl);
+
+    child.kill('SIGTERM');
+    const [code, reason] = await closed;
+    expect(code).toBe(1012);
+    expect(reason.toString()).toContain('resubscribe from your last cursor');
+    const health = await fetch(`${origin}/health`);
+    expect(health.status).toBe(503);
+    expect(await health.json()).toEqual({ status: 'draining', subgraph: 'recognition' });
+
+    await finishesThenExits(inFlight, origin, exited);
   }, 60_000);
 });

@@ -4,8 +4,8 @@ import { createMarketplaceEmulator, LOGIN_PROMPT, NEXT_URL_LIFETIME_MS } from '.
 import { DEMO_CREDENTIALS } from '../../emulators/marketplace/data.ts';
 import { emulatorControl } from '../support/stack.ts';
 
-/** The emulator is the upstream of every other test: hold it to the spec directly. */
-const started = await startEmulator(createMarketplaceEmulator({ marketplace: 'acme' }), 0);
+/** The emulator is the upstream of every other test: hold it to the spec directly (its rate limits: test/e2e/upstream-pacing.test.ts). */
+const started = await startEmulator(createMarketplaceEmulator({ marketplace: 'acme', rateLimits: false }), 0);
 afterAll(() => started.close());
 const control = emulatorControl(started.url);
 const auth = {

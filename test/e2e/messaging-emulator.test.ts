@@ -8,7 +8,7 @@ import { emulatorControl } from '../support/stack.ts';
 import { waitUntil } from '../support/waitFor.ts';
 
 /** The emulator is the upstream of every other messaging test: hold it to the spec directly. */
-const started = await startEmulator(createMessagingEmulator({ deliveryRetryMs: 5 }), 0);
+const started = await startEmulator(createMessagingEmulator({ deliveryRetryMs: 5, rateLimits: false }), 0);
 afterAll(() => started.close());
 const control = emulatorControl(started.url);
 

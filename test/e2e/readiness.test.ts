@@ -23,9 +23,14 @@ describe('/ready', () => {
       await gateway.close();
       await subgraph.close();
     });
+    const started = performance.now();
     const answers = await Promise.all(Array.from({ length: 50 }, () => fetch(`${gateway.url}/ready`)));
+    const seconds = Math.ceil((performance.now() - started) / 1000);
     expect(answers.every((answer) => answer.status === 200)).toBe(true);
-    // One check of every subgraph, shared by the fifty calls.
-    expect(asked).toBe(SERVICES.length);
+    // One check of every subgraph per second at most, shared by the fifty calls (a loaded machine
+    // may spread them over several seconds; asking on every call would be fifty checks).
+    expect(asked).toBeGreaterThanOrEqual(SERVICES.length);
+    expect(asked).toBeLessThanOrEqual(SERVICES.length * seconds);
+    expect(seconds).toBeLessThan(50);
   });
 });

@@ -63,7 +63,9 @@ export function emulatorControl(url: string): EmulatorControl {
  * `env` overrides configuration, as an operator would; `now` is the clock download links expire by.
  */
 export async function startTestStack(env: Record<string, string> = {}, { now }: { now?: () => number } = {}): Promise<TestStack> {
-  const stack = await startStack({ env: { ...env }, logger: testLogger('stack'), ephemeralPorts: true, ...(now ? { now } : {}) });
+  // The services' published rates (one marketplace call a second) would make every suite wait:
+  // pacing and the emulators' limits are off unless a test turns them on (test/e2e/upstream-pacing.test.ts).
+  const stack = await startStack({ env: { UPSTREAM_PACING: 'off', EMULATOR_RATE_LIMITS: 'off', ...env }, logger: testLogger('stack'), ephemeralPorts: true, ...(now ? { now } : {}) });
   afterAll(() => stack.close());
   const graphqlUrl = stack.gateway.graphqlUrl;
   return {

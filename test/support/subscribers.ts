@@ -74,3 +74,89 @@ export function subscribeSse(url: string, query: string, { variables, headers, s
     },
   };
 }
+
+export interface Resuming extends Collected {
+  /** The close code of every socket the client lost, in order. */
+  closeCodes: number[];
+  /** Connections made, the first included. */
+  connections(): number;
+}
+
+/**
+ * A client as docs/EVENTS.md asks one to be: over graphql-ws, and whenever its socket drops
+ * (a gateway stopped or died), it reconnects, through the load balancer, and subscribes again
+ * with `after` set to the cursor of the last event it received. A GraphQL error ends it.
+ */
+export function subscribeResuming(
+  url: string,
+  query: string,
+  {
+    variables = {},
+    connectionParams,
+    cursorOf,
+    beforeReconnect = async () => {},
+    maxConnections = 20,
+  }: {
+    variables?: Record<string, unknown>;
+    connectionParams?: Record<string, string>;
+    cursorOf(result: ExecutionResult<Record<string, unknown>>): string | undefined;
+    /** Runs between a lost socket and the next attempt (a test holds the client away meanwhile). */
+    beforeReconnect?: () => Promise<void>;
+    maxConnections?: number;
+  },
+): Resuming {
+  const { collected, push, finish } = collector();
+  const closeCodes: number[] = [];
+  let after: string | undefined;
+  let connections = 0;
+  let stopped = false;
+  let current: { dispose(): void } | undefined;
+
+  function connect(): void {
+    if (stopped) return;
+    if (++connections > maxConnections) return finish(new Error(`gave up after ${maxConnections} connections`));
+    const client = createWsClient({
+      url: url.replace(/^http/, 'ws'),
+      webSocketImpl: WebSocket,
+      connectionParams,
+      lazy: true,
+      // Reconnection is ours: graphql-ws would subscribe again with the first cursor.
+      retryAttempts: 0,
+      on: { closed: (event) => closeCodes.push((event as { code: number }).code) },
+    });
+    const unsubscribe = client.subscribe<Record<string, unknown>>(
+      { query, variables: { ...variables, after } },
+      {
+        next(formatted) {
+          const result = formatted as ExecutionResult<Record<string, unknown>>;
+          after = cursorOf(result) ?? after;
+          push(result);
+        },
+        error(error) {
+          void client.dispose();
+          if (Array.isArray(error)) return finish(error);
+          // A dropped or refused socket: the balancer sends the next attempt to a replica alive.
+          void beforeReconnect().then(() => setTimeout(connect, 20));
+        },
+        complete: () => finish(),
+      },
+    );
+    current = {
+      dispose() {
+        unsubscribe();
+        void client.dispose();
+      },
+    };
+  }
+
+  connect();
+  return {
+    ...collected,
+    closeCodes,
+    connections: () => connections,
+    close() {
+      stopped = true;
+      current?.dispose();
+    },
+  };
+}

@@ -20,18 +20,18 @@ describe('marketplace quirks', () => {
 });
 
 describe('download links', () => {
-  it('expire on the store’s clock and are forgotten a lifetime later', () => {
+  it('expire on the store’s clock and are forgotten a lifetime later', async () => {
     let now = 0;
     const store = createDownloadStore<string>({ ttlMs: 1000, now: () => now });
-    const { id, expiresAt } = store.issue('plp-1');
+    const { id, expiresAt } = await store.issue('plp-1');
     expect(id).toMatch(/^[A-Za-z0-9_-]{32}$/);
     expect(expiresAt).toBe(1000);
-    expect(store.find(id)).toBe('plp-1');
+    expect(await store.find(id)).toBe('plp-1');
     now = 1001;
-    expect(store.find(id)).toBe('expired');
+    expect(await store.find(id)).toBe('expired');
     now = 2002;
-    store.issue('plp-2');
-    expect(store.find(id)).toBeUndefined();
+    await store.issue('plp-2');
+    expect(await store.find(id)).toBeUndefined();
   });
 
   it('accept only a bare http(s) origin from the gateway', () => {

@@ -21,6 +21,9 @@ export interface SubscriptionServerOptions<Context extends object> {
 const lowerCaseKeys = (params: unknown): Record<string, unknown> =>
   Object.fromEntries(Object.entries(params && typeof params === 'object' ? params : {}).map(([name, value]) => [name.toLowerCase(), value]));
 
+/** How a stopping subgraph closes its subscribers' sockets. */
+export const SUBGRAPH_RESTART = { code: 1012, reason: 'the subgraph is restarting: resubscribe from your last cursor' } as const;
+
 /**
  * graphql-ws on the subgraph's own `/graphql`: the gateway opens subscriptions here. Credentials
  * arrive in `connectionParams` under the same names as the HTTP headers.
@@ -39,6 +42,13 @@ export function attachSubscriptionServer<Context extends object>({ server, schem
     wss,
   );
   return async () => {
+    // 1012 (service restart): the gateway resubscribes at once from its last cursor, through the
+    // load balancer to another replica. A peer that does not answer the close is cut after a second.
+    const closed = [...wss.clients].map((client) => new Promise<void>((resolve) => client.once('close', () => resolve())));
+    for (const client of wss.clients) client.close(SUBGRAPH_RESTART.code, SUBGRAPH_RESTART.reason);
+    let timer: NodeJS.Timeout | undefined;
+    await Promise.race([Promise.all(closed), new Promise<void>((resolve) => (timer = setTimeout(resolve, 1000)))]);
+    clearTimeout(timer);
     for (const client of wss.clients) client.terminate();
     await disposable.dispose();
     await new Promise<void>((resolve) => wss.close(() => resolve()));

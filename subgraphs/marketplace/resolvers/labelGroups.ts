@@ -42,8 +42,8 @@ export const labelGroupResolvers: Resolvers = {
     expirationDate: async (plp, _args, context) => (plp.expiration_date !== undefined ? plp.expiration_date : (await listed(plp, context)).expiration_date),
     orders: async (plp, _args, context) => plp.orders ?? (await listed(plp, context)).orders,
     labels: (plp, _args, { loaders }) => loaders.labels.load(plp.id),
-    labelsPdf: (plp, _args, { downloads, credential, gatewayOrigin }) => {
-      const { id, expiresAt } = downloads.issue({ plpId: plp.id, credential });
+    labelsPdf: async (plp, _args, { downloads, credential, gatewayOrigin }) => {
+      const { id, expiresAt } = await downloads.issue({ plpId: plp.id, credential });
       return { url: downloadUrl(gatewayOrigin, 'marketplace', id), expiresAt: new Date(expiresAt).toISOString() };
     },
   },

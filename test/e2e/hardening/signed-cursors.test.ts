@@ -3,6 +3,7 @@ import { ConfigError } from '../../../lib/config.ts';
 import { DEMO_CREDENTIALS } from '../../../emulators/marketplace/data.ts';
 import { makeCursorSigner } from '../../../subgraphs/kit/cursors.ts';
 import { readMarketplaceConfig } from '../../../subgraphs/marketplace/config.ts';
+import { capturedLogs } from '../../support/logs.ts';
 import { startTestStack } from '../../support/stack.ts';
 
 /**
@@ -70,7 +71,20 @@ describe('a products cursor', () => {
   it('is accepted by every replica sharing CURSOR_SECRET, and by no other', () => {
     const issued = makeCursorSigner(SECRET).sign('marketplace-products', { t: '/products?page=2', s: 0, f: { status: null } });
     expect(makeCursorSigner(SECRET).open(issued, 'marketplace-products')).toMatchObject({ t: '/products?page=2' });
-    expect(() => makeCursorSigner(`${SECRET}-other`).open(issued, 'marketplace-products')).toThrow(/is not a cursor this graph issued/);
+    let warned = 0;
+    const other = makeCursorSigner(`${SECRET}-other`, { onForeignKey: () => (warned += 1) });
+    expect(() => other.open(issued, 'marketplace-products')).toThrow(expect.objectContaining({ extensions: expect.objectContaining({ code: 'CURSOR_EXPIRED', argument: 'after' }) }));
+    expect(() => other.open(issued, 'marketplace-products')).toThrow(/signed under another CURSOR_SECRET/);
+    expect(warned).toBe(2);
+  });
+
+  it('signed by a replica with another CURSOR_SECRET is CURSOR_EXPIRED through the graph, and the log says replicas disagree', async () => {
+    const after = makeCursorSigner('another-replica-s-cursor-secret-0123456789').sign('marketplace-products', { t: '/products?page=2', s: 0, f: { status: null } });
+    await emulator.clearRequests();
+    const result = await t.gql(page, { headers: seller, variables: { after } });
+    expect(result.errors).toMatchObject([{ extensions: { code: 'CURSOR_EXPIRED', argument: 'after' }, message: expect.stringContaining('CURSOR_SECRET') }]);
+    expect(await emulator.requests()).toEqual([]);
+    expect(capturedLogs.join('')).toContain('every replica must share one CURSOR_SECRET');
   });
 
   it('reads CURSOR_SECRET once, refusing a short one, and draws a random key when unset', () => {
