@@ -7,6 +7,7 @@ import { readAuthSettings } from './auth/config.ts';
 import type { AuthSettings } from './auth/authenticate.ts';
 import type { ExplorerHintSettings } from './auth/explorerHints.ts';
 import type { RateLimitSettings } from './rateLimit.ts';
+import { readCircuitBreakerSettings, type CircuitBreakerSettings } from '../lib/circuitBreaker.ts';
 import { readTrustedDocumentsSettings, type TrustedDocumentsSettings } from './trustedDocuments.ts';
 
 export interface GatewayConfig {
@@ -70,6 +71,8 @@ export interface GatewayConfig {
    * to compare. The pass-through serves only operations the single-fetch shortcut has planned.
    */
   fastPaths: FastPaths;
+  /** One circuit breaker per subgraph (CIRCUIT_BREAKER_FAILURES, CIRCUIT_BREAKER_COOLDOWN_MS). */
+  circuitBreaker: CircuitBreakerSettings;
 }
 
 export interface SubscriptionLimits {
@@ -182,6 +185,7 @@ export function readGatewayConfig(env: Env, overrides: Partial<GatewayConfig> = 
       singleFetch: readBoolean(env, 'GATEWAY_SINGLE_FETCH', true),
       passThrough: readBoolean(env, 'GATEWAY_PASS_THROUGH', true),
     },
+    circuitBreaker: readCircuitBreakerSettings(env),
     ...overrides,
   };
 }

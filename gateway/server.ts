@@ -37,6 +37,7 @@ import { readAccessRequirements, withoutAccessDirectives } from './auth/requirem
 import { createRateLimiter, rateLimitedError } from './rateLimit.ts';
 import { createExplorerHints } from './auth/explorerHints.ts';
 import { accessLogPlugin, createAccessLog } from './accessLog.ts';
+import { createBreakerGuards } from '../lib/circuitBreakerGuards.ts';
 import { createTrustedDocuments } from './trustedDocuments.ts';
 
 /** Sandbox's page is public: it asks for nothing but the page, and carries the token box itself. */
@@ -64,6 +65,7 @@ export async function startGateway(config: GatewayConfig, logger: Logger): Promi
   const dataSources = new Map<string, SubgraphDataSource>();
   // Off unless the operator opted some root fields in; one for every subgraph, so its bounds are the process's.
   const microCache = config.microCache.fields.size ? createMicroCache({ ...config.microCache, ...(config.now ? { now: config.now } : {}) }) : undefined;
+  const breakerFor = createBreakerGuards({ settings: config.circuitBreaker, logger, registry: metrics.registry, prefix: 'gateway', describe: (name) => `the ${name} subgraph` });
 
   // Apollo Gateway reports to Apollo and probes cloud metadata endpoints at construction unless
   // this is set; a gateway in front of partners' data should not call out unasked.
@@ -72,7 +74,7 @@ export async function startGateway(config: GatewayConfig, logger: Logger): Promi
     supergraphSdl: withoutAccessDirectives(supergraphSdl),
     logger: apolloLogger(logger),
     buildService: ({ name, url }) => {
-      const source = new SubgraphDataSource(name, config.subgraphUrls[name] ?? url ?? '', fetcher, config.dedupeReads, microCache);
+      const source = new SubgraphDataSource(name, config.subgraphUrls[name] ?? url ?? '', fetcher, config.dedupeReads, breakerFor(name), microCache);
       dataSources.set(name, source);
       return source;
     },

@@ -22,6 +22,7 @@ import { createBoundedCache } from '../lib/boundedCache.ts';
 import { subgraphRequestFor, type PassThrough } from './passThrough.ts';
 import type { GatewayContext } from './context.ts';
 import type { SubgraphDataSource } from './subgraphDataSource.ts';
+import { failedDirectFetch } from './failedFetch.ts';
 
 type GatewayInterface = Pick<ApolloGateway, 'load' | 'onSchemaLoadOrUpdate' | 'stop'>;
 type LoadResult = Awaited<ReturnType<ApolloGateway['load']>>;
@@ -150,7 +151,11 @@ export function withDirectFetches(
         const coerced = getVariableValues(planner.graphqlApiSchema, operation.variableDefinitions ?? [], provided);
         if (coerced.errors) return { errors: coerced.errors };
         if (requestContext.request.query) passThrough?.remember(requestContext.request.query, requestContext.request.operationName, fetch, operation, requestContext.document);
-        const response = source.read(await answerOf(fetch, source, requestContext, provided), requestContext.overallCachePolicy);
+        const response = await answerOf(fetch, source, requestContext, provided).then(
+          (answer) => source.read(answer, requestContext.overallCachePolicy),
+          // Unreachable, or refused by its breaker: its fields null with their errors, as Apollo's executor answers.
+          (error: unknown) => failedDirectFetch(error, fetch, planner.graphqlApiSchema),
+        );
         const result: ExecutionResult = { data: response.data ?? null };
         if (response.errors?.length) {
           result.errors = response.errors.map(

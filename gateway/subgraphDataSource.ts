@@ -7,6 +7,9 @@ import type { SubgraphAnswer, UndiciFetcher } from './fetcher.ts';
 import type { GatewayContext } from './context.ts';
 import { createInFlight, readKey } from './inFlight.ts';
 import type { MicroCache } from './microCache.ts';
+import type { BreakerGuard } from '../lib/circuitBreakerGuards.ts';
+import { admitSubgraphCall } from './subgraphBreaker.ts';
+import { failedRootFetch } from './failedFetch.ts';
 
 /** What the query planner sends for reads: queries and entity fetches, never a mutation. */
 const READ = /^\s*(?:query\b|\{)/;
@@ -64,13 +67,21 @@ export class SubgraphDataSource implements GraphQLDataSource<GatewayContext> {
     readonly url: string,
     private readonly fetcher: UndiciFetcher,
     private readonly dedupe = true,
+    /** This subgraph's circuit breaker; none when breakers are off. */
+    private readonly breaker?: BreakerGuard,
     /** Reads of the root fields an operator opted in, kept a short while; undefined is off. */
     private readonly microCache?: MicroCache,
   ) {}
 
   async process(options: GraphQLDataSourceProcessOptions<GatewayContext>): Promise<GatewayGraphQLResponse> {
     const { http, ...request } = options.request;
-    const answer = await this.send(request, options.context, http?.headers);
+    let answer: SubgraphAnswer;
+    try {
+      answer = await this.send(request, options.context, http?.headers);
+    } catch (error) {
+      const incoming = 'pathInIncomingRequest' in options ? options : undefined;
+      return failedRootFetch(error, { query: request.query ?? '', operationName: request.operationName, document: incoming?.document, path: incoming?.pathInIncomingRequest });
+    }
     return this.read(answer, 'incomingRequestContext' in options ? options.incomingRequestContext.overallCachePolicy : undefined);
   }
 
@@ -109,6 +120,8 @@ export class SubgraphDataSource implements GraphQLDataSource<GatewayContext> {
   }
 
   private async post(headers: Record<string, string>, body: string, context: Partial<GatewayContext> | undefined, signal: AbortSignal | undefined): Promise<SubgraphAnswer> {
+    // An open breaker fails fast here, before any budget is reserved or anything is sent.
+    const outcome = admitSubgraphCall(this.breaker);
     // The operation's upstream calls are counted across its subgraph requests (gateway/demandControl.ts).
     const ledger = context?.calls;
     const reserved = ledger?.reserve(this.name);
@@ -116,8 +129,10 @@ export class SubgraphDataSource implements GraphQLDataSource<GatewayContext> {
     let answer: SubgraphAnswer | undefined;
     try {
       answer = await this.fetcher.post(this.url, sent, body, signal);
+      outcome.answered(answer.status);
       return answer;
     } catch {
+      outcome.unreachable(signal);
       throw graphError(`the ${this.name} subgraph is unreachable`, { code: ErrorCode.UpstreamUnavailable, service: this.name });
     } finally {
       if (reserved !== undefined) ledger!.settle(this.name, reserved, callsMade(answer?.headers[CALLS_MADE_HEADER]));

@@ -1,4 +1,5 @@
 import { readBoolean, readInt, readPort, readUrl, type Env } from './config.ts';
+import { readCircuitBreakerSettings, type CircuitBreakerSettings } from './circuitBreaker.ts';
 
 /**
  * The one list of the graph's REST services: names, default ports, settings' names and the
@@ -97,11 +98,14 @@ export interface SubgraphBasics {
   compiledExecution: boolean;
   /** Upstream calls one GraphQL request may make, retries included; the gateway may lower it per request (MAX_REQUEST_UPSTREAM_CALLS). */
   maxRequestUpstreamCalls: number;
+  /** The upstream's circuit breaker (CIRCUIT_BREAKER_FAILURES, CIRCUIT_BREAKER_COOLDOWN_MS). */
+  circuitBreaker: CircuitBreakerSettings;
 }
 
 /**
  * What every subgraph reads alike: where it listens, its upstream (the emulator on its default
- * port unless `<NAME>_API_URL` is set), its deadline for one upstream call and its execution.
+ * port unless `<NAME>_API_URL` is set), its deadline for one upstream call, its execution and its
+ * upstream's circuit breaker.
  */
 export function readSubgraphBasics(env: Env, service: ServiceEntry, apiUrl?: string): SubgraphBasics {
   return {
@@ -111,5 +115,6 @@ export function readSubgraphBasics(env: Env, service: ServiceEntry, apiUrl?: str
     timeoutMs: readInt(env, service.env.timeout, 10_000, { min: 100, max: 120_000 }),
     compiledExecution: readBoolean(env, 'SUBGRAPH_COMPILED_EXECUTION', true),
     maxRequestUpstreamCalls: readInt(env, 'MAX_REQUEST_UPSTREAM_CALLS', 1000, { min: 1, max: 1_000_000 }),
+    circuitBreaker: readCircuitBreakerSettings(env),
   };
 }

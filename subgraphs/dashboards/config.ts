@@ -1,5 +1,6 @@
 import type { Env } from '../../lib/config.ts';
 import { SERVICE_ENTRY, readSubgraphBasics } from '../../lib/services.ts';
+import type { CircuitBreakerSettings } from '../../lib/circuitBreaker.ts';
 import { readUpstreamLimits, type UpstreamLimits } from '../kit/upstream.ts';
 
 export interface DashboardsConfig {
@@ -11,6 +12,8 @@ export interface DashboardsConfig {
   /** Caps on what one upstream answer may bring (`<NAME>_MAX_RESPONSE_BYTES`). */
   upstreamLimits: UpstreamLimits;
   compiledExecution: boolean;
+  /** The upstream's circuit breaker (CIRCUIT_BREAKER_FAILURES, CIRCUIT_BREAKER_COOLDOWN_MS). */
+  circuitBreaker: CircuitBreakerSettings;
   /** Upstream calls one GraphQL request may make here, retries included (the gateway may lower it per request). */
   maxRequestUpstreamCalls: number;
 }

@@ -14,7 +14,7 @@ const typeDefs = parse(readFileSync(new URL('../../schema/dashboards.graphql', i
 
 /** The dashboards subgraph, built but not listening: `main.ts` and the tests start it. */
 export function createDashboardsSubgraph(config: DashboardsConfig, logger: Logger): SubgraphDefinition<DashboardsContext> {
-  const { metrics, transport } = createServiceUpstream({ service: 'dashboards', baseUrl: config.apiUrl, timeoutMs: config.timeoutMs, logger, ...config.upstreamLimits });
+  const { metrics, transport } = createServiceUpstream({ service: 'dashboards', baseUrl: config.apiUrl, timeoutMs: config.timeoutMs, logger, ...config.upstreamLimits, circuitBreaker: config.circuitBreaker });
   // Labelled so that no series shows before the service has reported a quota: an unlabelled gauge would read 0.
   const quotaRemaining = new Gauge({
     name: 'dashboards_quota_remaining',

@@ -1,5 +1,6 @@
 import { ConfigError, readUrl, type Env } from '../../lib/config.ts';
 import { SERVICE_ENTRY, readSubgraphBasics } from '../../lib/services.ts';
+import type { CircuitBreakerSettings } from '../../lib/circuitBreaker.ts';
 import { readUpstreamLimits, type UpstreamLimits } from '../kit/upstream.ts';
 
 export interface GatewayAdminConfig {
@@ -11,6 +12,8 @@ export interface GatewayAdminConfig {
   /** Caps on what one upstream answer may bring (`GATEWAY_ADMIN_MAX_RESPONSE_BYTES`). */
   upstreamLimits: UpstreamLimits;
   compiledExecution: boolean;
+  /** The upstream's circuit breaker (CIRCUIT_BREAKER_FAILURES, CIRCUIT_BREAKER_COOLDOWN_MS). */
+  circuitBreaker: CircuitBreakerSettings;
   /** Upstream calls one GraphQL request may make here, retries included (the gateway may lower it per request). */
   maxRequestUpstreamCalls: number;
   /**

@@ -13,7 +13,7 @@ const typeDefs = parse(readFileSync(new URL('../../schema/gatewayAdmin.graphql',
 
 /** The gatewayAdmin subgraph, built but not listening: `main.ts` and the tests start it. */
 export function createGatewayAdminSubgraph(config: GatewayAdminConfig, logger: Logger): SubgraphDefinition<GatewayAdminContext> {
-  const { metrics, transport } = createServiceUpstream({ service: 'gatewayAdmin', baseUrl: config.apiUrl, timeoutMs: config.timeoutMs, logger, ...config.upstreamLimits });
+  const { metrics, transport } = createServiceUpstream({ service: 'gatewayAdmin', baseUrl: config.apiUrl, timeoutMs: config.timeoutMs, logger, ...config.upstreamLimits, circuitBreaker: config.circuitBreaker });
   const dependencies = { transport, proofs: [adminTokenProof(config.adminToken)], proxyUrl: config.proxyUrl };
   return {
     name: 'gatewayAdmin',

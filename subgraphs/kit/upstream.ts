@@ -5,6 +5,9 @@ import { createMetrics, observeUpstream, type Metrics } from '../../lib/metrics.
 import { PUBLISHED_RATES } from '../../lib/upstreamRates.ts';
 import { createRestTransport, DEFAULT_MAX_DOWNLOAD_BYTES, DEFAULT_MAX_RESPONSE_BYTES, SYSTEM_CLOCK, type RestTransport } from './transport.ts';
 import { createUpstreamPacer, type PacingSettings } from './pacing.ts';
+import type { CircuitBreakerSettings } from '../../lib/circuitBreaker.ts';
+import { createBreakerGuards } from '../../lib/circuitBreakerGuards.ts';
+import { withCircuitBreaker } from './upstreamBreaker.ts';
 
 /** How much of one answer a subgraph reads from its service. */
 export interface UpstreamLimits {
@@ -31,10 +34,15 @@ export interface ServiceUpstreamOptions extends Partial<UpstreamLimits> {
   logger: Logger;
   /** Pacing under the service's published rates (`lib/upstreamRates.ts`), for a service that publishes any. */
   pacing?: PacingSettings;
+  /** The service's circuit breaker (CIRCUIT_BREAKER_*); none when absent or its threshold is 0. */
+  circuitBreaker?: CircuitBreakerSettings;
 }
 
-/** A subgraph's metrics registry and its upstream transport, every call counted and timed into it. */
-export function createServiceUpstream({ service, baseUrl, timeoutMs, logger, maxResponseBytes, maxDownloadBytes, pacing }: ServiceUpstreamOptions): { metrics: Metrics; transport: RestTransport } {
+/**
+ * A subgraph's metrics registry and its upstream transport, every call counted and timed into it,
+ * behind the service's circuit breaker.
+ */
+export function createServiceUpstream({ service, baseUrl, timeoutMs, logger, maxResponseBytes, maxDownloadBytes, pacing, circuitBreaker }: ServiceUpstreamOptions): { metrics: Metrics; transport: RestTransport } {
   const metrics = createMetrics(service);
   const rates = PUBLISHED_RATES[service];
   const transport = createRestTransport({
@@ -47,5 +55,6 @@ export function createServiceUpstream({ service, baseUrl, timeoutMs, logger, max
     ...(maxResponseBytes !== undefined ? { maxResponseBytes } : {}),
     ...(maxDownloadBytes !== undefined ? { maxDownloadBytes } : {}),
   });
-  return { metrics, transport };
+  const guard = circuitBreaker && createBreakerGuards({ settings: circuitBreaker, logger, registry: metrics.registry, prefix: service })(service);
+  return { metrics, transport: withCircuitBreaker(transport, guard) };
 }

@@ -1,6 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { ConfigError, readInt, readUrl, type Env } from '../../lib/config.ts';
 import { SERVICE_ENTRY, readSubgraphBasics } from '../../lib/services.ts';
+import type { CircuitBreakerSettings } from '../../lib/circuitBreaker.ts';
 import { readDownloadLimit, readUpstreamLimits, type UpstreamLimits } from '../kit/upstream.ts';
 import { readPacingSettings, type PacingSettings } from '../kit/pacing.ts';
 
@@ -19,6 +20,8 @@ export interface MarketplaceConfig {
   /** Calls paced under the service's published rates (`UPSTREAM_PACING*`). */
   pacing: PacingSettings;
   compiledExecution: boolean;
+  /** The upstream's circuit breaker (CIRCUIT_BREAKER_FAILURES, CIRCUIT_BREAKER_COOLDOWN_MS). */
+  circuitBreaker: CircuitBreakerSettings;
   /** Upstream calls one GraphQL request may make here, retries included (the gateway may lower it per request). */
   maxRequestUpstreamCalls: number;
   /** How long a label PDF link works. @default 300000 (5 minutes) */

@@ -1,6 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { ConfigError, readInt, readUrl, type Env } from '../../lib/config.ts';
 import { SERVICE_ENTRY, readSubgraphBasics } from '../../lib/services.ts';
+import type { CircuitBreakerSettings } from '../../lib/circuitBreaker.ts';
 import { readPacingSettings, type PacingSettings } from '../kit/pacing.ts';
 
 export interface MessagingConfig {
@@ -10,6 +11,8 @@ export interface MessagingConfig {
   apiUrl: string;
   timeoutMs: number;
   compiledExecution: boolean;
+  /** The upstream's circuit breaker (CIRCUIT_BREAKER_FAILURES, CIRCUIT_BREAKER_COOLDOWN_MS). */
+  circuitBreaker: CircuitBreakerSettings;
   /** Shared event log and dedupe across replicas; in memory when absent. */
   redisUrl?: string;
   /** Events the in-memory log holds for replay (or the Redis stream's approximate length). */

@@ -1,6 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { ConfigError, readInt, readUrl, type Env } from '../../lib/config.ts';
 import { SERVICE_ENTRY, readSubgraphBasics } from '../../lib/services.ts';
+import type { CircuitBreakerSettings } from '../../lib/circuitBreaker.ts';
 import { readUpstreamLimits, type UpstreamLimits } from '../kit/upstream.ts';
 import { DEFAULT_EVENT_LOG_MAX_BYTES } from '../kit/events/eventLog.ts';
 
@@ -13,6 +14,8 @@ export interface RecognitionConfig {
   /** Caps on what one upstream answer may bring (`<NAME>_MAX_RESPONSE_BYTES`). */
   upstreamLimits: UpstreamLimits;
   compiledExecution: boolean;
+  /** The upstream's circuit breaker (CIRCUIT_BREAKER_FAILURES, CIRCUIT_BREAKER_COOLDOWN_MS). */
+  circuitBreaker: CircuitBreakerSettings;
   /** Upstream calls one GraphQL request may make here, retries included (the gateway may lower it per request). */
   maxRequestUpstreamCalls: number;
   /** Shared event log and dedupe across replicas; in memory when absent. */

@@ -22,7 +22,7 @@ const typeDefs = parse(readFileSync(new URL('../../schema/recognition.graphql', 
 
 /** The recognition subgraph, built but not listening: `main.ts` and the tests start it. */
 export async function createRecognitionSubgraph(config: RecognitionConfig, logger: Logger): Promise<SubgraphDefinition<RecognitionContext>> {
-  const { metrics, transport } = createServiceUpstream({ service: 'recognition', baseUrl: `${config.apiUrl}/api/v1`, timeoutMs: config.timeoutMs, logger, ...config.upstreamLimits });
+  const { metrics, transport } = createServiceUpstream({ service: 'recognition', baseUrl: `${config.apiUrl}/api/v1`, timeoutMs: config.timeoutMs, logger, ...config.upstreamLimits, circuitBreaker: config.circuitBreaker });
   const events: EventLog = config.redisUrl
     ? await createRedisLog({ url: config.redisUrl, prefix: 'graph:recognition', maxLength: config.eventLogSize, maxBytes: config.eventLogMaxBytes, logger })
     : createMemoryLog({ capacity: config.eventLogSize, maxBytes: config.eventLogMaxBytes });
