@@ -9,6 +9,7 @@ import type { DemandControl } from './demandControl.ts';
 import type { AccessLog } from './accessLog.ts';
 import type { SubgraphDataSource, SubgraphRequest } from './subgraphDataSource.ts';
 import type { GatewayContext, Prefetched } from './context.ts';
+import { createFetchSpans } from './tracing.ts';
 
 export type PassThroughOutcome = { served: true } | { served: false; prefetched?: Prefetched };
 
@@ -78,6 +79,7 @@ function passesAsItIs(answer: SubgraphAnswer): boolean {
  */
 export function createPassThrough({ schema, dataSources, metrics, demand, accessLog, cacheSize = 2000 }: PassThroughOptions): PassThrough {
   const repeats = createRepeatOperations<{ fetch: FetchNode; operation: OperationDefinitionNode; document: DocumentNode; source: SubgraphDataSource; documentHash: string }>(schema, cacheSize);
+  const fetchSpan = createFetchSpans('pass-through');
 
   return {
     remember(query, operationName, fetch, operation, document) {
@@ -99,7 +101,7 @@ export function createPassThrough({ schema, dataSources, metrics, demand, access
       context.calls = demand.ledger(checked.estimate);
       let answer: SubgraphAnswer;
       try {
-        answer = await prepared.source.send(subgraphRequestFor(prepared.fetch, repeat.variables), context);
+        answer = await fetchSpan(serviceName, prepared.operation, () => prepared.source.send(subgraphRequestFor(prepared.fetch, repeat.variables), context));
       } catch (error) {
         return { served: false, prefetched: { serviceName, outcome: { error } } };
       }

@@ -39,6 +39,7 @@ import { createExplorerHints } from './auth/explorerHints.ts';
 import { accessLogPlugin, createAccessLog } from './accessLog.ts';
 import { createBreakerGuards } from '../lib/circuitBreakerGuards.ts';
 import { createTrustedDocuments } from './trustedDocuments.ts';
+import { createGatewayTracing } from './tracing.ts';
 
 /** Sandbox's page is public: it asks for nothing but the page, and carries the token box itself. */
 const isLandingPage = (req: http.IncomingMessage) => req.method === 'GET' && String(req.headers.accept ?? '').includes('text/html') && !req.url?.includes('query=');
@@ -91,6 +92,7 @@ export async function startGateway(config: GatewayConfig, logger: Logger): Promi
     ...(await explorer.hints()),
   });
   const limiter = createRateLimiter(config.rateLimits);
+  const tracing = createGatewayTracing();
   const accessLog = createAccessLog(logger.child({ component: 'access' }), config.accessLog);
   const access = authenticator.enabled ? createFieldAccess({ schema: planner.graphqlApiSchema, requirements: readAccessRequirements(supergraphSdl) }) : undefined;
   // The outcome of authenticating an HTTP request, for the context Apollo builds from it later.
@@ -126,6 +128,7 @@ export async function startGateway(config: GatewayConfig, logger: Logger): Promi
       metricsPlugin<GatewayContext>(operationMetrics),
       accessLogPlugin(accessLog),
       demandControlPlugin(demand),
+      ...(tracing ? [tracing.plugin] : []),
     ],
   });
   await apollo.start();
@@ -198,7 +201,7 @@ export async function startGateway(config: GatewayConfig, logger: Logger): Promi
         if (inFlight === 0) for (const resolve of whenIdle) resolve();
       });
     }
-    const work = (async () => {
+    const handle = async () => {
       if (url.pathname.startsWith(DOWNLOADS_PATH)) return downloads.handle(req, res, url);
       if (dashboard?.handles(url.pathname)) return dashboard.handle(req, res, url.pathname);
       switch (url.pathname) {
@@ -240,7 +243,9 @@ export async function startGateway(config: GatewayConfig, logger: Logger): Promi
         default:
           return sendJson(res, 404, { message: `no route ${req.method} ${url.pathname}` });
       }
-    })();
+    };
+    // Streams (SSE) are not traced: a span would last as long as the subscription.
+    const work = tracing && url.pathname === '/graphql' && !sse.accepts(req) ? tracing.serve(req, res, handle) : handle();
     work.catch((error: unknown) => {
       logger.error({ err: error instanceof Error ? { name: error.name, message: error.message } : String(error) }, 'request failed');
       if (!res.headersSent) sendJson(res, 500, { errors: [{ message: 'Internal server error', extensions: { code: 'INTERNAL_SERVER_ERROR' } }] });

@@ -23,6 +23,7 @@ import { subgraphRequestFor, type PassThrough } from './passThrough.ts';
 import type { GatewayContext } from './context.ts';
 import type { SubgraphDataSource } from './subgraphDataSource.ts';
 import { failedDirectFetch } from './failedFetch.ts';
+import { createFetchSpans } from './tracing.ts';
 
 type GatewayInterface = Pick<ApolloGateway, 'load' | 'onSchemaLoadOrUpdate' | 'stop'>;
 type LoadResult = Awaited<ReturnType<ApolloGateway['load']>>;
@@ -110,6 +111,7 @@ export function withDirectFetches(
   { planner, dataSources, passThrough, cacheSize = 2000 }: { planner: Planner; dataSources: ReadonlyMap<string, SubgraphDataSource>; passThrough?: Pick<PassThrough, 'remember'>; cacheSize?: number },
 ): GatewayInterface {
   const decisions = createBoundedCache<FetchNode | null>(cacheSize);
+  const fetchSpan = createFetchSpans('single-fetch');
 
   function decide(requestContext: RequestContext): FetchNode | null {
     const key = `${requestContext.operationName ?? ''}\u0000${requestContext.queryHash}`;
@@ -126,10 +128,10 @@ export function withDirectFetches(
     return decision;
   }
 
-  async function answerOf(fetch: FetchNode, source: SubgraphDataSource, requestContext: RequestContext, provided: Record<string, unknown>) {
+  async function answerOf(fetch: FetchNode, source: SubgraphDataSource, requestContext: RequestContext, operation: OperationDefinitionNode, provided: Record<string, unknown>) {
     const context = requestContext.context as GatewayContext;
     const prefetched = context.prefetched;
-    if (prefetched?.serviceName !== fetch.serviceName) return source.send(subgraphRequestFor(fetch, provided), context);
+    if (prefetched?.serviceName !== fetch.serviceName) return fetchSpan(fetch.serviceName, operation, () => source.send(subgraphRequestFor(fetch, provided), context));
     delete context.prefetched;
     if ('error' in prefetched.outcome) throw prefetched.outcome.error;
     return prefetched.outcome.answer;
@@ -151,7 +153,7 @@ export function withDirectFetches(
         const coerced = getVariableValues(planner.graphqlApiSchema, operation.variableDefinitions ?? [], provided);
         if (coerced.errors) return { errors: coerced.errors };
         if (requestContext.request.query) passThrough?.remember(requestContext.request.query, requestContext.request.operationName, fetch, operation, requestContext.document);
-        const response = await answerOf(fetch, source, requestContext, provided).then(
+        const response = await answerOf(fetch, source, requestContext, operation, provided).then(
           (answer) => source.read(answer, requestContext.overallCachePolicy),
           // Unreachable, or refused by its breaker: its fields null with their errors, as Apollo's executor answers.
           (error: unknown) => failedDirectFetch(error, fetch, planner.graphqlApiSchema),

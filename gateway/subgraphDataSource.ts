@@ -10,6 +10,8 @@ import type { MicroCache } from './microCache.ts';
 import type { BreakerGuard } from '../lib/circuitBreakerGuards.ts';
 import { admitSubgraphCall } from './subgraphBreaker.ts';
 import { failedRootFetch } from './failedFetch.ts';
+import { tracerFor, withTraceContext } from '../lib/tracing.ts';
+import { GATEWAY_SERVICE } from './tracing.ts';
 
 /** What the query planner sends for reads: queries and entity fetches, never a mutation. */
 const READ = /^\s*(?:query\b|\{)/;
@@ -61,6 +63,8 @@ export class SubgraphDataSource implements GraphQLDataSource<GatewayContext> {
   private readonly inFlight = createInFlight<SubgraphAnswer>();
   /** Requests that joined an identical one instead of being sent. */
   shared = 0;
+  /** The fetch's span continues in the subgraph (`traceparent`), when traces are on. */
+  private readonly traced = tracerFor(GATEWAY_SERVICE) !== undefined;
 
   constructor(
     readonly name: string,
@@ -125,7 +129,9 @@ export class SubgraphDataSource implements GraphQLDataSource<GatewayContext> {
     // The operation's upstream calls are counted across its subgraph requests (gateway/demandControl.ts).
     const ledger = context?.calls;
     const reserved = ledger?.reserve(this.name);
-    const sent = reserved === undefined ? headers : { ...headers, [CALL_BUDGET_HEADER]: String(reserved) };
+    let sent = reserved === undefined ? headers : { ...headers, [CALL_BUDGET_HEADER]: String(reserved) };
+    // Added after the dedupe key was made: identical reads of two traces still share one request.
+    if (this.traced) sent = withTraceContext({ ...sent });
     let answer: SubgraphAnswer | undefined;
     try {
       answer = await this.fetcher.post(this.url, sent, body, signal);

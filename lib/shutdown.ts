@@ -1,10 +1,11 @@
 import type { ServerResponse } from 'node:http';
 import { readInt, type Env } from './config.ts';
 import type { Logger } from './logger.ts';
+import { stopTracing } from './tracing.ts';
 
 /**
- * Stops a process gracefully on SIGTERM or SIGINT and exits 0 once `stop` is done (1 if it fails);
- * a second signal exits at once, for an operator who will not wait.
+ * Stops a process gracefully on SIGTERM or SIGINT and exits 0 once `stop` is done (1 if it fails),
+ * after the spans still queued are sent; a second signal exits at once, for an operator who will not wait.
  */
 export function exitOnSignal(stop: () => Promise<unknown>, logger: Logger): void {
   let stopping = false;
@@ -13,10 +14,10 @@ export function exitOnSignal(stop: () => Promise<unknown>, logger: Logger): void
     stopping = true;
     logger.info({ signal }, 'stopping');
     stop().then(
-      () => process.exit(0),
+      () => stopTracing().finally(() => process.exit(0)),
       (error: unknown) => {
         logger.error({ err: error instanceof Error ? error.message : String(error) }, 'stopping failed');
-        process.exit(1);
+        void stopTracing().finally(() => process.exit(1));
       },
     );
   };

@@ -1,11 +1,14 @@
 import { runMain } from '../lib/config.ts';
 import { createLogger } from '../lib/logger.ts';
 import { startStack } from '../stack/startStack.ts';
+import { startTracing, stopTracing } from '../lib/tracing.ts';
 import { DEMO_STORE_ID as MESSAGING_DEMO_STORE } from '../emulators/messaging/data.ts';
 import { DEMO_PARTNER, DEMO_READER } from '../emulators/authorization-server/emulator.ts';
 
 /** `npm start`: the whole graph on emulated upstreams with demo credentials. */
 runMain(async () => {
+  // Every part in this one process: each part's spans carry its own service name.
+  await startTracing(process.env, { serviceName: 'gateway', perService: true });
   const logger = createLogger({ name: 'stack', level: process.env.LOG_LEVEL ?? 'warn' });
   const stack = await startStack({ env: process.env, logger });
   const curl = `curl -s ${stack.gateway.graphqlUrl} -H 'content-type: application/json' ${Object.entries(stack.demoHeaders)
@@ -61,7 +64,7 @@ runMain(async () => {
   }
   console.log(lines.join('\n'));
   const stop = () => {
-    stack.close().finally(() => process.exit(0));
+    stack.close().finally(() => stopTracing().finally(() => process.exit(0)));
   };
   process.on('SIGINT', stop);
   process.on('SIGTERM', stop);

@@ -66,3 +66,40 @@ export function hasDotSegment(path: string): boolean {
   const query = path.indexOf('?');
   return DOT_SEGMENT.test(query === -1 ? path : path.slice(0, query));
 }
+
+/** Each template `restPath` has built a path from, as a pattern that matches such paths. */
+const templatePatterns = new Map<string, { pattern: RegExp; literal: number }>();
+
+function patternOf(template: string) {
+  let entry = templatePatterns.get(template);
+  if (!entry) {
+    const parts = partsOf(template);
+    const source = parts.map((part) => ('text' in part ? part.text.replace(/[.*+?^${}()|[\]\\]/g, '\\$&') : '[^/]+')).join('');
+    // A path made by appending to a built one (`${shipments}view`) keeps its template as a prefix.
+    entry = { pattern: new RegExp(`^${source}`), literal: parts.reduce((length, part) => length + ('text' in part ? part.text.length : 0), 0) };
+    templatePatterns.set(template, entry);
+  }
+  return entry;
+}
+
+/**
+ * The template a path was built from, in the OpenTelemetry form (`/rewards/{id}`), for traces:
+ * the values in the path (ids, slugs) never appear in it, nor does a query string. A path that
+ * no template built holds no caller's value (every client builds those with `restPath`) and is
+ * its own template. Of several templates that match, one that matches the whole path wins over a
+ * prefix, then the one with the most literal text.
+ */
+export function routeTemplateOf(path: string): string {
+  const query = path.indexOf('?');
+  const bare = query === -1 ? path : path.slice(0, query);
+  let best: { template: string; length: number; rank: number } | undefined;
+  for (const template of compiled.keys()) {
+    const { pattern, literal } = patternOf(template);
+    const match = pattern.exec(bare);
+    if (!match) continue;
+    const rank = (match[0].length === bare.length ? 1e9 : 0) + literal;
+    if (!best || rank > best.rank) best = { template, length: match[0].length, rank };
+  }
+  if (!best) return bare;
+  return `${best.template.replace(/:([A-Za-z_][A-Za-z0-9_]*)/g, '{$1}')}${bare.slice(best.length)}`;
+}

@@ -13,6 +13,7 @@ import type { Metrics } from '../../lib/metrics.ts';
 import { formatGraphError } from '../../lib/errorFormatting.ts';
 import { compiledExecution } from './compiledExecution.ts';
 import { createRequestScope, type CallScope } from './callScope.ts';
+import { createSubgraphTracing } from './tracing.ts';
 
 /** An HTTP route beside `/graphql`: webhook ingestion, downloads. */
 export interface SubgraphRoute {
@@ -82,6 +83,9 @@ export async function startSubgraph<Context extends BaseContext>(definition: Sub
   const { logger } = definition;
   // Apollo types the resolver map's context as unknown; ours is the subgraph's own.
   const schema = buildSubgraphSchema({ typeDefs: definition.typeDefs, resolvers: definition.resolvers as GraphQLResolverMap<unknown> });
+  // Before anything compiles or runs the schema: both execution paths call the wrapped resolvers.
+  const tracing = createSubgraphTracing(definition.name);
+  tracing?.instrument(schema);
   const execution = compiled ? compiledExecution(schema) : undefined;
   const apollo = new ApolloServer<Context>({
     ...(execution ? { gateway: execution } : { schema }),
@@ -123,15 +127,19 @@ export async function startSubgraph<Context extends BaseContext>(definition: Sub
       if (req.headers.upgrade) return sendJson(res, 503, { message: `the ${definition.name} subgraph is restarting` });
     }
     const route = routes.find((candidate) => routeMatches(candidate, method, url.pathname));
-    const work = route
-      ? route.handler(req, res, url)
-      : url.pathname === '/graphql'
-        ? graphql(req, res, url)
-        : url.pathname === '/health'
-          ? sendJson(res, draining ? 503 : 200, { status: draining ? 'draining' : 'ok', subgraph: definition.name })
-          : url.pathname === '/metrics'
-            ? definition.metrics.registry.metrics().then((text) => sendText(res, 200, text, definition.metrics.registry.contentType))
-            : sendJson(res, 404, { message: `no route ${method} ${url.pathname}` });
+    const handle = () =>
+      route
+        ? route.handler(req, res, url)
+        : url.pathname === '/graphql'
+          ? graphql(req, res, url)
+          : url.pathname === '/health'
+            ? sendJson(res, draining ? 503 : 200, { status: draining ? 'draining' : 'ok', subgraph: definition.name })
+            : url.pathname === '/metrics'
+              ? definition.metrics.registry.metrics().then((text) => sendText(res, 200, text, definition.metrics.registry.contentType))
+              : sendJson(res, 404, { message: `no route ${method} ${url.pathname}` });
+    // Named by the route's template: a webhook receiver's path holds its secret.
+    const tracedRoute = route ? route.path : url.pathname === '/graphql' ? '/graphql' : undefined;
+    const work = tracing && tracedRoute ? tracing.serve(req, res, tracedRoute, handle) : handle();
     Promise.resolve(work).catch((error: unknown) => {
       logger.error({ err: error instanceof Error ? { name: error.name, message: error.message } : String(error) }, 'request failed');
       if (!res.headersSent) sendJson(res, 500, { message: 'internal error' });

@@ -8,6 +8,7 @@ import { createUpstreamPacer, type PacingSettings } from './pacing.ts';
 import type { CircuitBreakerSettings } from '../../lib/circuitBreaker.ts';
 import { createBreakerGuards } from '../../lib/circuitBreakerGuards.ts';
 import { withCircuitBreaker } from './upstreamBreaker.ts';
+import { createUpstreamSpans } from './tracing.ts';
 
 /** How much of one answer a subgraph reads from its service. */
 export interface UpstreamLimits {
@@ -45,16 +46,21 @@ export interface ServiceUpstreamOptions extends Partial<UpstreamLimits> {
 export function createServiceUpstream({ service, baseUrl, timeoutMs, logger, maxResponseBytes, maxDownloadBytes, pacing, circuitBreaker }: ServiceUpstreamOptions): { metrics: Metrics; transport: RestTransport } {
   const metrics = createMetrics(service);
   const rates = PUBLISHED_RATES[service];
+  // Undefined when traces are off: the transport is then used as it is.
+  const spans = createUpstreamSpans(service, baseUrl);
+  const observe = observeUpstream(metrics, service);
   const transport = createRestTransport({
     service,
     baseUrl,
     timeoutMs,
     logger,
-    observe: observeUpstream(metrics, service),
+    observe: spans ? spans.observing(observe) : observe,
     ...(pacing?.enabled && rates ? { pace: createUpstreamPacer({ service, rates, settings: pacing, clock: SYSTEM_CLOCK, registry: metrics.registry }) } : {}),
     ...(maxResponseBytes !== undefined ? { maxResponseBytes } : {}),
     ...(maxDownloadBytes !== undefined ? { maxDownloadBytes } : {}),
   });
   const guard = circuitBreaker && createBreakerGuards({ settings: circuitBreaker, logger, registry: metrics.registry, prefix: service })(service);
-  return { metrics, transport: withCircuitBreaker(transport, guard) };
+  const guarded = withCircuitBreaker(transport, guard);
+  // Outside the breaker: a call it refuses is a span too, failed fast with UPSTREAM_UNAVAILABLE.
+  return { metrics, transport: spans ? spans.wrap(guarded) : guarded };
 }

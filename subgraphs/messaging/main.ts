@@ -1,11 +1,13 @@
 import { runMain } from '../../lib/config.ts';
 import { createLogger } from '../../lib/logger.ts';
+import { startTracing } from '../../lib/tracing.ts';
 import { exitOnSignal, readSubgraphDrain } from '../../lib/shutdown.ts';
 import { startSubgraph } from '../kit/server.ts';
 import { readMessagingConfig } from './config.ts';
 import { createMessagingSubgraph } from './server.ts';
 
 runMain(async () => {
+  await startTracing(process.env, { serviceName: 'messaging-subgraph' });
   const config = readMessagingConfig(process.env);
   const logger = createLogger({ name: 'messaging-subgraph' });
   const shutdown = readSubgraphDrain(process.env);
