@@ -35,6 +35,8 @@ export interface Child {
   url: string;
   /** Peak resident set size so far (VmHWM), in bytes; undefined once it has exited. */
   peakRssBytes(): number | undefined;
+  /** The inspector's WebSocket URL, when the process was started with `--inspect`. */
+  inspectorUrl(): string | undefined;
   stop(): Promise<void>;
   /** Sends a signal (SIGKILL: a crash) and resolves once the process is gone. */
   kill(signal: NodeJS.Signals): Promise<void>;
@@ -42,6 +44,8 @@ export interface Child {
 
 /** A `main.ts` announces where it listens in one plain line (`... on http://host:port/...`); JSON lines are logs. */
 const LISTENING = /^[^{].*? on (https?:\/\/[^\s)]+)/;
+/** What node prints on stderr with `--inspect`. */
+const INSPECTING = /^Debugger listening on (ws:\/\/\S+)/;
 const EXIT_WITH_PARENT = new URL('./exitWithParent.ts', import.meta.url).href;
 
 function readPeakRss(pid: number): number | undefined {
@@ -84,7 +88,11 @@ export function launch({ name, entry, env, nodeFlags = [], readyTimeoutMs = 30_0
     child.once('error', (error) => fail(`could not start: ${error.message}`));
     child.once('exit', (code, signal) => fail(`exited before listening (${signal ?? `code ${code}`})`));
     // Both streams are read to the end, so a chatty server never blocks on a full pipe.
-    createInterface({ input: child.stderr }).on('line', remember);
+    let inspectorUrl: string | undefined;
+    createInterface({ input: child.stderr }).on('line', (line) => {
+      remember(line);
+      inspectorUrl ??= INSPECTING.exec(line)?.[1];
+    });
     const stdoutLines = createInterface({ input: child.stdout });
     stdoutLines.on('line', (line) => {
       remember(line);
@@ -102,6 +110,7 @@ export function launch({ name, entry, env, nodeFlags = [], readyTimeoutMs = 30_0
         pid,
         url,
         peakRssBytes: () => (child.exitCode === null && child.signalCode === null ? readPeakRss(pid) : undefined),
+        inspectorUrl: () => inspectorUrl,
         async stop() {
           if (child.exitCode !== null || child.signalCode !== null) return;
           child.kill('SIGTERM');

@@ -4,30 +4,42 @@ import { createGraphClient, createUpstreamClient } from './clients.ts';
 import { runLoad } from './load.ts';
 import { measureEconomy, measureScenario, sidesOf, verify } from './measure.ts';
 import { REFERENCE_OPERATIONS } from './operations.ts';
-import { REPO_ROOT, RUNTIME_FLAGS } from './processes.ts';
+import { REPO_ROOT, RUNTIME_FLAGS, type Child } from './processes.ts';
 import { formatReport, judgeTargets, writeReport, type BenchReport, type EconomyResult, type ScenarioResult } from './report.ts';
 import { launchStack } from './stack.ts';
-import { launchTwoHops, measureTwoHops, TWO_HOPS_OPERATIONS, type TwoHopsResult, type TwoHopsStack } from './twoHops.ts';
+import { launchTwoHops, measureTwoHops, TWO_HOPS_RUNS, type TwoHopsResult, type TwoHopsStack } from './twoHops.ts';
 import { measureSubscriptions, type SubscriptionSettings } from './subscriptions.ts';
+import { measureIdenticalReads, type IdenticalReadsResult } from './identicalReads.ts';
 
 /**
  * `npm run bench`. Settings from the environment:
  * - `BENCH_QUICK=1`: a few hundred milliseconds per scenario, to prove the harness works (figures meaningless).
  * - `BENCH_OPS=reward,leaderboard100`: only these reference operations.
+ * - `BENCH_SUBSCRIBERS=1000,10000`: only these counts of identical subscribers. @default 1,100,1000,10000
  * - `BENCH_OUT=path`: where the JSON goes. @default bench/results/latest.json
  * - `BENCH_CPU_PROF=dir`: the gateway, subgraphs and emulators write CPU profiles to `dir/<name>/`
  *   (the largest file is the process's main thread; summarise it with bench/profile.ts).
  */
 const quick = process.env.BENCH_QUICK === '1';
-// Sized so the whole run stays under 5 minutes on 2 cores: 24 scenarios of about 9 s, the
-// hand-written two hops in about 12 s at 0 ms and 22 s at 20 ms, then about 15 s of subscriptions.
+// Sized so the whole run stays under 8 minutes on 2 cores: 24 scenarios of about 9 s, 12 stretches
+// of identical dashboards of about 2.5 s, the hand-written two hops in about 12 s at 0 ms and
+// concurrency 1, 60 s at concurrency 32 and 22 s at 20 ms, then about 60 s of subscriptions.
 const settings = quick
   ? { roundMs: 100, rounds: 2, warmupMs: 50, jitWarmupMs: 50, economyRuns: 2 }
   : { roundMs: 1000, rounds: 4, warmupMs: 400, jitWarmupMs: 500, economyRuns: 5 };
 const twoHopsSettings = { ...settings, rounds: 3, loadWarmupMs: quick ? 50 : 2000 };
 const subscriptionSettings: SubscriptionSettings = quick
   ? { subscriberCounts: [1, 10], events: 3, sustainedMs: 300, window: 4 }
-  : { subscriberCounts: [1, 100, 1000], events: 30, sustainedMs: 3000, window: 8 };
+  : { subscriberCounts: [1, 100, 1000, 10_000], events: 30, sustainedMs: 3000, window: 8 };
+const subscriberCounts = process.env.BENCH_SUBSCRIBERS?.split(',').map((count) => Number(count.trim()));
+if (subscriberCounts?.some((count) => !Number.isInteger(count) || count < 1 || count > 20_000)) {
+  console.error('BENCH_SUBSCRIBERS lists counts of subscribers from 1 to 20000, such as 1000,10000');
+  process.exit(2);
+}
+if (subscriberCounts) subscriptionSettings.subscriberCounts = subscriberCounts;
+const identicalSettings = quick ? { warmupMs: 50, durationMs: 200 } : { warmupMs: 400, durationMs: 2000 };
+/** The identical dashboards: this many clients asking one operation at once. */
+const IDENTICAL_CONCURRENCY = 32;
 const CONCURRENCIES = [1, 32];
 const EMULATOR_LATENCIES_MS = [0, 20];
 const outPath = resolve(REPO_ROOT, process.env.BENCH_OUT ?? 'bench/results/latest.json');
@@ -53,6 +65,7 @@ const graph = createGraphClient(stack.graphqlUrl, stack.demoHeaders, Math.max(..
 const upstream = createUpstreamClient(Object.fromEntries(stack.emulators.map((emulator) => [emulator.service, emulator.origin])));
 const setLatency = (ms: number) => Promise.all(stack.emulators.map((emulator) => emulator.setLatency(ms)));
 let hops: TwoHopsStack | undefined;
+let unshared: Child | undefined;
 
 try {
   const economy: EconomyResult[] = [];
@@ -75,9 +88,24 @@ try {
   const recognition = stack.emulators.find((emulator) => emulator.service === 'recognition')!;
   const scenarios: ScenarioResult[] = [];
   const twoHops: TwoHopsResult[] = [];
-  const referencesAt = (latency: number) => operations.filter((operation) => TWO_HOPS_OPERATIONS[latency]?.includes(operation.name));
-  // Started once, each operation warmed at its first use, timed at every latency that lists it.
-  hops = EMULATOR_LATENCIES_MS.some((latency) => referencesAt(latency).length > 0) ? await launchTwoHops(recognition.origin) : undefined;
+  const identicalReads: IdenticalReadsResult[] = [];
+  const runsAt = (latency: number) =>
+    TWO_HOPS_RUNS.filter((run) => run.emulatorLatencyMs === latency).flatMap((run) => operations.filter((operation) => run.operations.includes(operation.name)).map((operation) => ({ operation, concurrency: run.concurrency })));
+  const marketplace = stack.emulators.find((emulator) => emulator.service === 'marketplace')!;
+  // Started once, each operation warmed at its first use, timed at every latency and concurrency that lists it.
+  hops = EMULATOR_LATENCIES_MS.some((latency) => runsAt(latency).length > 0) ? await launchTwoHops(recognition.origin, marketplace.origin) : undefined;
+  // At concurrency 32 the graph shares identical reads in flight and the hops do not: a gateway
+  // that shares none is timed beside them too, for the graph's own cost.
+  const manyAtOnce = EMULATOR_LATENCIES_MS.flatMap(runsAt).filter((run) => run.concurrency > 1);
+  unshared = hops && manyAtOnce.length ? await stack.launchGateway('gateway-unshared', { GATEWAY_DEDUPE_READS: 'off' }) : undefined;
+  if (unshared) {
+    const client = createGraphClient(unshared.url, stack.demoHeaders, IDENTICAL_CONCURRENCY);
+    for (const { operation } of manyAtOnce) {
+      const body = JSON.stringify({ query: operation.query, variables: operation.variables });
+      await runLoad(() => client.execute(body), { concurrency: IDENTICAL_CONCURRENCY, durationMs: twoHopsSettings.loadWarmupMs });
+    }
+    await client.close();
+  }
   const warmed = new Set<string>();
   for (const latency of EMULATOR_LATENCIES_MS) {
     await setLatency(latency);
@@ -91,25 +119,37 @@ try {
         progress(`${operation.name}, emulator ${latency} ms, concurrency ${concurrency}: p50 +${result.p50OverheadMs.toFixed(2)} ms, ops/s ratio ${result.throughputRatio.toFixed(2)}`);
       }
     }
-    for (const reference of hops ? referencesAt(latency) : []) {
-      // 3 rounds, each side first once, keep the run under 5 minutes.
+    for (const operation of operations) {
+      await Promise.all(stack.emulators.map((emulator) => emulator.clearRequests()));
+      const result = await measureIdenticalReads(operation, sidesOf(operation, graph, upstream).gateway, stack.emulators, { ...identicalSettings, concurrency: IDENTICAL_CONCURRENCY, emulatorLatencyMs: latency });
+      identicalReads.push(result);
+      progress(`${IDENTICAL_CONCURRENCY} identical ${operation.name}, emulator ${latency} ms: ${result.gateway.opsPerSec.toFixed(0)} ops/s, ${result.upstreamCallsPerRequest.toFixed(2)} upstream calls per request`);
+    }
+    for (const { operation: reference, concurrency } of hops ? runsAt(latency) : []) {
+      // 3 rounds, each side first once, keep the run under 8 minutes.
       const result = await measureTwoHops(reference, sidesOf(reference, graph, upstream), hops!, stack.demoHeaders, {
         ...twoHopsSettings,
+        concurrency,
         loadWarmupMs: warmed.has(reference.name) ? 0 : twoHopsSettings.loadWarmupMs,
         emulatorLatencyMs: latency,
-      });
+      }, concurrency > 1 ? unshared?.url : undefined);
       warmed.add(reference.name);
       twoHops.push(result);
-      progress(`two hand-written hops on ${reference.name}, emulator ${latency} ms: p50 +${result.twoHopsOverheadMs.toFixed(2)} ms over the floor, the graph +${result.gatewayOverheadMs.toFixed(2)} ms`);
+      progress(
+        `two hand-written hops on ${reference.name}, emulator ${latency} ms, concurrency ${concurrency}: p50 +${result.twoHopsOverheadMs.toFixed(2)} ms over the floor, the graph +${result.gatewayOverheadMs.toFixed(2)} ms, the graph's throughput ${result.throughputRatio.toFixed(2)}x the hops'${result.unsharedThroughputRatio === undefined ? '' : ` (${result.unsharedThroughputRatio.toFixed(2)}x sharing no read)`}`,
+      );
     }
   }
   // The reference has no part in the subscriptions; the `finally` below only stops it after a failure.
-  await hops?.stop();
+  await Promise.all([hops?.stop(), unshared?.stop()]);
   hops = undefined;
+  unshared = undefined;
   await setLatency(0);
 
-  const subscriptions = await measureSubscriptions(stack.graphqlUrl, recognition.origin, stack.demoHeaders, subscriptionSettings);
-  for (const row of subscriptions) progress(`${row.subscribers} subscribers: p50 ${row.p50Ms.toFixed(2)} ms, ${row.eventsPerSec.toFixed(0)} events/s`);
+  const gatewayProcess = stack.children.find((child) => child.name === 'gateway')!;
+  const subscriptions = await measureSubscriptions({ graphqlUrl: stack.graphqlUrl, pid: gatewayProcess.pid, inspectorUrl: gatewayProcess.inspectorUrl() }, recognition.origin, stack.demoHeaders, subscriptionSettings, (row) =>
+    progress(`${row.subscribers} subscribers: p50 ${row.p50Ms.toFixed(2)} ms, p99 ${row.p99Ms.toFixed(2)} ms, ${row.deliveriesPerSec.toFixed(0)} deliveries/s, ${row.gatewayHeapKiBPerSubscriber.toFixed(1)} KiB of live gateway heap (${row.gatewayRssKiBPerSubscriber.toFixed(1)} KiB of RSS) per idle subscriber`),
+  );
 
   const peakRssMiB = Object.fromEntries(stack.children.map((child) => [child.name, ((bytes) => (bytes === undefined ? null : bytes / 2 ** 20))(child.peakRssBytes())]));
   const report: BenchReport = {
@@ -133,7 +173,8 @@ try {
     economy,
     scenarios,
     peakRssMiB,
-    targets: judgeTargets(economy, scenarios),
+    targets: judgeTargets(economy, scenarios, { identicalReads, twoHops, subscriptions }),
+    identicalReads,
     twoHops,
     subscriptions,
   };
@@ -141,6 +182,6 @@ try {
   console.log(formatReport(report));
   progress(`report written to ${outPath}`);
 } finally {
-  await Promise.all([graph.close(), upstream.close(), hops?.stop()]);
+  await Promise.all([graph.close(), upstream.close(), hops?.stop(), unshared?.stop()]);
   await stack.stop();
 }

@@ -21,6 +21,11 @@ export interface BenchStack {
   /** Gateway headers carrying every service's demo credential. */
   demoHeaders: Record<string, string>;
   children: Child[];
+  /**
+   * Another gateway over the same subgraphs, with settings of its own (a comparison's other side);
+   * not among `children`: the caller stops it.
+   */
+  launchGateway(name: string, env: Record<string, string>): Promise<Child>;
   stop(): Promise<void>;
 }
 
@@ -86,17 +91,24 @@ export async function launchStack({ nodeFlags = () => [] }: LaunchStackOptions =
         return { service, origin, subgraphUrl: subgraph.url };
       }),
     );
-    const gateway = await start('gateway', 'gateway/main.ts', {
+    const gatewayEnv = {
       GATEWAY_PORT: '0',
       // No load balancer to warn: a stopped benchmark stops at once.
       GATEWAY_DRAIN_DELAY_MS: '0',
+      // 10,000 identical subscribers under the one demo credential (the default allows 2,000).
+      MAX_SUBSCRIPTIONS_PER_CREDENTIAL: '20000',
       ...Object.fromEntries(services.map(({ service, subgraphUrl }) => [service.env.subgraphUrl, subgraphUrl])),
-    });
+    };
+    // Its inspector lets the subscriptions' part collect garbage before reading the live heap; no
+    // session is attached until then, so the scenarios run as without it.
+    const gateway = await launch({ name: 'gateway', entry: 'gateway/main.ts', env: gatewayEnv, nodeFlags: ['--inspect=127.0.0.1:0', ...nodeFlags('gateway')] });
+    children.push(gateway);
     return {
       graphqlUrl: gateway.url,
       emulators: services.map(({ service, origin }) => emulatorControl(service.name, origin)),
       demoHeaders: Object.assign({}, ...SERVICES.map((service) => service.demoHeaders)) as Record<string, string>,
       children,
+      launchGateway: (name, env) => launch({ name, entry: 'gateway/main.ts', env: { ...gatewayEnv, ...env }, nodeFlags: nodeFlags(name) }),
       stop,
     };
   } catch (error) {

@@ -27,6 +27,8 @@ export interface GatewayConfig {
   maxBodyBytes: number;
   /** Path of the composed supergraph SDL. */
   supergraphPath: string;
+  /** The clock the micro-cache's times to live run on (tests move it). @default Date.now */
+  now?: () => number;
   /** The supergraph SDL itself, instead of reading `supergraphPath` (tests composing their own). */
   supergraphSdl?: string;
   /** Deepest nesting, most fields, aliases and root fields one operation may have. */
@@ -47,6 +49,13 @@ export interface GatewayConfig {
   shutdown: { delayMs: number; graceMs: number };
   /** Identical subgraph reads with identical credentials in flight at once are made once. */
   dedupeReads: boolean;
+  /** Reads of the fields an operator opted in, answered for a short while from memory (off by default). */
+  microCache: MicroCacheSettings;
+  /**
+   * Each subscription event serialised once for all its identical subscribers, every frame built
+   * around those bytes; off, graphql-ws and graphql-sse serialise it once per subscriber.
+   */
+  sharedPayloads: boolean;
   /** One structured log line per operation. */
   accessLog: boolean;
   /** Token buckets per caller and per client address (off unless a rate is set). */
@@ -82,6 +91,31 @@ export interface FastPaths {
   singleFetch: boolean;
   /** Repeats of such an operation answered without Apollo Server. */
   passThrough: boolean;
+}
+
+export interface MicroCacheSettings {
+  /** Root field (`Query.rewardCatalog`) to how long its reads are kept, in ms; empty is off. */
+  fields: ReadonlyMap<string, number>;
+  /** Answers kept at once. @default 1000 */
+  maxEntries: number;
+  /** Bytes of answers kept at once. @default 16 MiB */
+  maxBytes: number;
+}
+
+/** `Query.rewardCatalog:2000,Query.dashboardStats:500`: each opted-in root field and its time to live in ms. */
+function readMicroCacheFields(env: Env): Map<string, number> {
+  const fields = new Map<string, number>();
+  const raw = env.GATEWAY_MICRO_CACHE?.trim();
+  if (!raw) return fields;
+  for (const entry of raw.split(',')) {
+    const match = /^\s*(Query\.[_A-Za-z][_0-9A-Za-z]*)\s*:\s*([0-9]{1,9})\s*$/.exec(entry);
+    const ttlMs = match ? Number(match[2]) : 0;
+    if (!match || ttlMs < 1 || ttlMs > 600_000) {
+      throw new ConfigError(`GATEWAY_MICRO_CACHE must list Query fields with their time to live in ms (1 to 600000), such as Query.rewardCatalog:2000,Query.leaderboard:500; "${entry.trim().slice(0, 100)}" is not one`);
+    }
+    fields.set(match[1]!, ttlMs);
+  }
+  return fields;
 }
 
 
@@ -136,6 +170,12 @@ export function readGatewayConfig(env: Env, overrides: Partial<GatewayConfig> = 
     },
     accessLog: readBoolean(env, 'ACCESS_LOG', true),
     dedupeReads: readBoolean(env, 'GATEWAY_DEDUPE_READS', true),
+    sharedPayloads: readBoolean(env, 'GATEWAY_SHARED_PAYLOADS', true),
+    microCache: {
+      fields: readMicroCacheFields(env),
+      maxEntries: readInt(env, 'GATEWAY_MICRO_CACHE_MAX_ENTRIES', 1000, { min: 1, max: 1_000_000 }),
+      maxBytes: readInt(env, 'GATEWAY_MICRO_CACHE_MAX_BYTES', 16 * 1024 * 1024, { min: 1024, max: 1024 * 1024 * 1024 }),
+    },
     // A rate of 0 is off; a burst is twice the rate unless set.
     rateLimits: {
       caller: { perSecond: callerRate, burst: readInt(env, 'RATE_LIMIT_CALLER_BURST', Math.max(1, 2 * callerRate), { min: 1, max: 10_000_000 }) },

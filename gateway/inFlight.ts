@@ -1,4 +1,13 @@
 /**
+ * What makes two subgraph reads identical: the serialised request (operation, variables, name) and
+ * every header sent but the call budget. The credential is among the headers, so two callers with
+ * different credentials never share an answer.
+ */
+export function readKey(body: string, headers: Record<string, string>): string {
+  return `${body}\u0000${JSON.stringify(headers)}`;
+}
+
+/**
  * Identical reads in flight at the same moment, made once: a caller that asks what another is
  * already asking joins it and gets the same answer. The shared call is cut off only once every
  * caller waiting on it has gone away; one caller leaving ends only its own wait.

@@ -1,5 +1,7 @@
 import { Counter, Gauge, Histogram, type Registry } from 'prom-client';
 import type { SubscriptionExecutor } from './subscriptions/executor.ts';
+import type { SharedPayloads } from './subscriptions/sharedPayloads.ts';
+import type { MicroCache } from './microCache.ts';
 import type { ApolloServerPlugin, BaseContext } from '@apollo/server';
 
 /** Operation counts and durations by operation type and outcome; no name or variable ever becomes a label. */
@@ -55,7 +57,7 @@ export function metricsPlugin<Context extends BaseContext>(metrics: OperationMet
  * Subscription economy: upstream streams and plan executions stay flat as identical subscribers
  * are added; only `subscribers` grows.
  */
-export function subscriptionMetrics(registry: Registry, executor: SubscriptionExecutor): void {
+export function subscriptionMetrics(registry: Registry, executor: SubscriptionExecutor, payloads?: Pick<SharedPayloads, 'serializations'>): void {
   const read = (pick: (stats: ReturnType<SubscriptionExecutor['stats']>) => number) =>
     function (this: Gauge) {
       this.set(pick(executor.stats()));
@@ -69,6 +71,16 @@ export function subscriptionMetrics(registry: Registry, executor: SubscriptionEx
     collect() {
       this.reset();
       this.inc(executor.stats().executions);
+    },
+  });
+  if (!payloads) return;
+  new Counter({
+    name: 'gateway_stream_payloads_serialized_total',
+    help: 'Results serialised for graphql-ws and SSE clients: one per subscription event per group of identical subscribers',
+    registers: [registry],
+    collect() {
+      this.reset();
+      this.inc(payloads.serializations);
     },
   });
 }
@@ -86,4 +98,31 @@ export function sharedReadMetrics(registry: Registry, dataSources: ReadonlyMap<s
       this.inc(shared);
     },
   });
+}
+
+/** The micro-cache of opted-in reads: hits made no subgraph request; misses did (or joined one in flight). */
+export function microCacheMetrics(registry: Registry, cache: Pick<MicroCache, 'hits' | 'misses' | 'entries' | 'bytes'>): void {
+  const total = (name: string, help: string, read: () => number) =>
+    new Counter({
+      name,
+      help,
+      registers: [registry],
+      collect() {
+        this.reset();
+        this.inc(read());
+      },
+    });
+  total('gateway_micro_cache_hits_total', 'Subgraph reads of opted-in root fields answered from the micro-cache', () => cache.hits);
+  total('gateway_micro_cache_misses_total', 'Subgraph reads of opted-in root fields not in the micro-cache (or expired)', () => cache.misses);
+  const gauge = (name: string, help: string, read: () => number) =>
+    new Gauge({
+      name,
+      help,
+      registers: [registry],
+      collect() {
+        this.set(read());
+      },
+    });
+  gauge('gateway_micro_cache_entries', 'Answers the micro-cache holds', () => cache.entries);
+  gauge('gateway_micro_cache_bytes', 'Bytes of answers the micro-cache holds', () => cache.bytes);
 }

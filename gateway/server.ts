@@ -11,7 +11,8 @@ import { createMetrics } from '../lib/metrics.ts';
 import { formatGraphError } from '../lib/errorFormatting.ts';
 import type { GatewayConfig } from './config.ts';
 import { createUndiciFetcher } from './fetcher.ts';
-import { createOperationMetrics, metricsPlugin, sharedReadMetrics, subscriptionMetrics } from './metricsPlugin.ts';
+import { createOperationMetrics, metricsPlugin, microCacheMetrics, sharedReadMetrics, subscriptionMetrics } from './metricsPlugin.ts';
+import { createMicroCache } from './microCache.ts';
 import type { GatewayContext } from './context.ts';
 import { createPassThrough } from './passThrough.ts';
 import { checkReadiness } from './readiness.ts';
@@ -26,6 +27,7 @@ import { createSubscriptionExecutor, type SubscriptionExecutor } from './subscri
 import { createOperationRunner } from './subscriptions/operations.ts';
 import { createSseTransport } from './subscriptions/sse.ts';
 import { attachWebSocketTransport } from './subscriptions/ws.ts';
+import { createSharedPayloads } from './subscriptions/sharedPayloads.ts';
 import { DOWNLOADS_PATH } from '../lib/downloads.ts';
 import { createDownloadProxy, gatewayOrigin } from './downloads.ts';
 import { createDashboard } from './dashboard.ts';
@@ -62,6 +64,8 @@ export async function startGateway(config: GatewayConfig, logger: Logger): Promi
   const metrics = createMetrics('gateway', { defaults: true });
   // One data source per subgraph, shared by queries and by the entity fetches of subscription events.
   const dataSources = new Map<string, SubgraphDataSource>();
+  // Off unless the operator opted some root fields in; one for every subgraph, so its bounds are the process's.
+  const microCache = config.microCache.fields.size ? createMicroCache({ ...config.microCache, ...(config.now ? { now: config.now } : {}) }) : undefined;
   const breakerFor = createBreakerGuards({ settings: config.circuitBreaker, logger, registry: metrics.registry, prefix: 'gateway', describe: (name) => `the ${name} subgraph` });
 
   // Apollo Gateway reports to Apollo and probes cloud metadata endpoints at construction unless
@@ -71,7 +75,7 @@ export async function startGateway(config: GatewayConfig, logger: Logger): Promi
     supergraphSdl: withoutAccessDirectives(supergraphSdl),
     logger: apolloLogger(logger),
     buildService: ({ name, url }) => {
-      const source = new SubgraphDataSource(name, config.subgraphUrls[name] ?? url ?? '', fetcher, config.dedupeReads, breakerFor(name));
+      const source = new SubgraphDataSource(name, config.subgraphUrls[name] ?? url ?? '', fetcher, config.dedupeReads, breakerFor(name), microCache);
       dataSources.set(name, source);
       return source;
     },
@@ -166,10 +170,13 @@ export async function startGateway(config: GatewayConfig, logger: Logger): Promi
     format,
     limits: { subscriptions: config.subscriptionLimits.perCredential, streams: config.subscriptionLimits.streamsPerCredential, queuedEvents: config.subscriptionLimits.queuedEventsPerSubscriber },
   });
-  subscriptionMetrics(metrics.registry, executor);
+  // One for both transports: an event reaching subscribers over graphql-ws and SSE is serialised once.
+  const payloads = config.sharedPayloads ? createSharedPayloads() : undefined;
+  subscriptionMetrics(metrics.registry, executor, payloads);
   sharedReadMetrics(metrics.registry, dataSources);
+  if (microCache) microCacheMetrics(metrics.registry, microCache);
   const runner = createOperationRunner(executor, apollo, authenticator.enabled || limiter.enabled ? { authenticator, access, limiter } : undefined);
-  const sse = createSseTransport({ schema: executor.planner.graphqlApiSchema, runner, rules, maxBodyBytes: config.maxBodyBytes, format, trustedDocuments, authenticatedOf: (req) => authenticated.get(req) });
+  const sse = createSseTransport({ schema: executor.planner.graphqlApiSchema, runner, rules, maxBodyBytes: config.maxBodyBytes, format, trustedDocuments, authenticatedOf: (req) => authenticated.get(req), payloads });
   const downloads = createDownloadProxy(config.subgraphUrls, logger);
   const dashboard = config.dashboard ? createDashboard({ demoToken: config.sandboxHeaders['x-recognition-token'] }) : undefined;
 
@@ -257,6 +264,7 @@ export async function startGateway(config: GatewayConfig, logger: Logger): Promi
     trustedDocuments,
     maxPayloadBytes: config.maxBodyBytes,
     maxOperationsPerConnection: config.subscriptionLimits.perConnection,
+    payloads,
   });
 
   const started = await listen(server, config.port, config.host);

@@ -5,7 +5,8 @@ import { CALL_BUDGET_HEADER, CALLS_MADE_HEADER } from '../lib/callBudget.ts';
 import { credentialHeadersFor } from './credentials.ts';
 import type { SubgraphAnswer, UndiciFetcher } from './fetcher.ts';
 import type { GatewayContext } from './context.ts';
-import { createInFlight } from './inFlight.ts';
+import { createInFlight, readKey } from './inFlight.ts';
+import type { MicroCache } from './microCache.ts';
 import type { BreakerGuard } from '../lib/circuitBreakerGuards.ts';
 import { admitSubgraphCall } from './subgraphBreaker.ts';
 import { failedRootFetch } from './failedFetch.ts';
@@ -72,6 +73,8 @@ export class SubgraphDataSource implements GraphQLDataSource<GatewayContext> {
     private readonly dedupe = true,
     /** This subgraph's circuit breaker; none when breakers are off. */
     private readonly breaker?: BreakerGuard,
+    /** Reads of the root fields an operator opted in, kept a short while; undefined is off. */
+    private readonly microCache?: MicroCache,
   ) {}
 
   async process(options: GraphQLDataSourceProcessOptions<GatewayContext>): Promise<GatewayGraphQLResponse> {
@@ -100,13 +103,23 @@ export class SubgraphDataSource implements GraphQLDataSource<GatewayContext> {
     if (context?.headers) Object.assign(headers, credentialHeadersFor(this.name, context.headers));
     if (context?.origin) headers[GATEWAY_ORIGIN_HEADER] = context.origin;
     const body = JSON.stringify(request);
-    if (!this.dedupe || !READ.test(request.query)) return this.post(headers, body, context, context?.signal);
-    // The key holds every header sent but the call budget: the credential is part of it, so two
-    // callers with different credentials never share an answer.
-    const key = `${body}\u0000${JSON.stringify(headers)}`;
-    const { promise, shared } = this.inFlight.run(key, context?.signal, (signal) => this.post(headers, body, context, signal));
+    if (!READ.test(request.query)) return this.post(headers, body, context, context?.signal);
+    const ttlMs = this.microCache?.ttlOf(request.query);
+    const cacheKey = ttlMs === undefined ? undefined : this.microCache!.keyOf(this.name, body, headers);
+    // A kept answer, like a joined one, made no upstream call of its own: the budget is not touched.
+    const kept = cacheKey === undefined ? undefined : this.microCache!.get(cacheKey);
+    if (kept) return kept;
+    const start = (signal: AbortSignal | undefined) => {
+      const answer = this.post(headers, body, context, signal);
+      if (cacheKey === undefined) return answer;
+      return answer.then((whole) => {
+        this.microCache!.set(cacheKey, whole, ttlMs!);
+        return whole;
+      });
+    };
+    if (!this.dedupe) return start(context?.signal);
+    const { promise, shared } = this.inFlight.run(readKey(body, headers), context?.signal, start);
     if (shared) this.shared += 1;
-    // A joined request made no upstream call of its own: its budget is not touched.
     return promise;
   }
 

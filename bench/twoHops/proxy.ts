@@ -2,9 +2,12 @@ import http from 'node:http';
 import { Pool } from 'undici';
 import { listen, readBody } from '../../lib/http.ts';
 
+/** The credential headers the mapper needs: the recognition token and the marketplace's three. */
+const FORWARDED = ['x-recognition-token', 'x-marketplace-email', 'x-marketplace-api-key', 'x-marketplace-account-key'];
+
 /**
  * The first hop of the hand-written reference (see `bench/twoHops.ts`): a gateway that only
- * forwards. The request body and the recognition token go to the mapper; its bytes come back.
+ * forwards. The request body and the credentials go to the mapper; its bytes come back.
  */
 const mapper = new Pool(process.env.TWO_HOPS_MAPPER!, { connections: 128, pipelining: 1 });
 
@@ -13,7 +16,7 @@ const server = http.createServer(async (req, res) => {
   const response = await mapper.request({
     method: 'POST',
     path: '/graphql',
-    headers: { 'content-type': 'application/json', 'x-recognition-token': String(req.headers['x-recognition-token']) },
+    headers: Object.fromEntries([['content-type', 'application/json'], ...FORWARDED.map((name) => [name, String(req.headers[name])])]),
     body,
   });
   const bytes = Buffer.from(await response.body.arrayBuffer());

@@ -30,14 +30,29 @@ const coded = (error: GraphQLError, code: string) =>
 
 const refused = (message: string, code: string): Prepared => ({ errors: [new GraphQLError(message, { extensions: { code } })] });
 
+/** Longer query texts are parsed every time: no client can fill the memory with padded text. */
+const MAX_REMEMBERED_QUERY_LENGTH = 16 * 1024;
+const REMEMBERED_DOCUMENTS = 1000;
+
 /**
  * What Apollo Server checks before running an operation over HTTP, for graphql-ws and SSE: the
  * request's shape, variables that UTF-8 can carry, the document's syntax, the validation rules
  * (the gateway's limits among them), and which operation to run. Every refusal carries the code
  * HTTP clients get for the same mistake.
+ *
+ * A query text that passed is remembered with its parsed document (as Apollo Server's document
+ * store does): identical subscribers, the common case, then share one document instead of each
+ * holding its own for as long as it stays subscribed (about 12 KiB for a small subscription).
  */
 export function createOperationPreparer({ schema, rules = [] }: { schema: GraphQLSchema; rules?: readonly ValidationRule[] }) {
   const allRules = [...specifiedRules, ...rules];
+  const valid = new Map<string, DocumentNode>();
+  const remember = (query: string, document: DocumentNode) => {
+    if (query.length > MAX_REMEMBERED_QUERY_LENGTH) return;
+    // Map order is insertion order: the oldest goes.
+    if (valid.size >= REMEMBERED_DOCUMENTS) valid.delete(valid.keys().next().value!);
+    valid.set(query, document);
+  };
   return (params: OperationParams & { extensions?: unknown }): Prepared => {
     const { query, operationName, variables } = params;
     const shape = requestShapeError(params);
@@ -45,15 +60,18 @@ export function createOperationPreparer({ schema, rules = [] }: { schema: GraphQ
     if (typeof query !== 'string') return refused('GraphQL operations must contain a non-empty `query`.', 'BAD_REQUEST');
     const illFormed = illFormedVariablesMessage(variables);
     if (illFormed) return refused(illFormed, 'BAD_USER_INPUT');
-    let document: DocumentNode;
-    try {
-      document = parse(query);
-    } catch (error) {
-      if (error instanceof GraphQLError) return { errors: [coded(error, 'GRAPHQL_PARSE_FAILED')] };
-      throw error;
+    let document = valid.get(query);
+    if (!document) {
+      try {
+        document = parse(query);
+      } catch (error) {
+        if (error instanceof GraphQLError) return { errors: [coded(error, 'GRAPHQL_PARSE_FAILED')] };
+        throw error;
+      }
+      const invalid = validate(schema, document, allRules);
+      if (invalid.length) return { errors: invalid.map((error) => coded(error, 'GRAPHQL_VALIDATION_FAILED')) };
+      remember(query, document);
     }
-    const invalid = validate(schema, document, allRules);
-    if (invalid.length) return { errors: invalid.map((error) => coded(error, 'GRAPHQL_VALIDATION_FAILED')) };
     // The shape check made it a string or nothing.
     const name = (operationName ?? undefined) as string | undefined;
     if (!getOperationAST(document, name)) {

@@ -7,6 +7,7 @@ import { blockedAsCsrf, CSRF_MESSAGE, isJsonContentType } from '../../lib/reques
 import type { Headers, OperationRunner } from './operations.ts';
 import type { Authenticated } from '../auth/authenticate.ts';
 import { createOperationPreparer, requestShapeError } from './prepare.ts';
+import { PAYLOAD_PLACEHOLDER, PAYLOAD_PLACEHOLDER_JSON, type SharedPayloads } from './sharedPayloads.ts';
 import type { TrustedDocuments } from '../trustedDocuments.ts';
 
 type Format = (formatted: GraphQLFormattedError, error: unknown) => GraphQLFormattedError;
@@ -23,12 +24,21 @@ export interface SseTransportOptions {
   trustedDocuments: Pick<TrustedDocuments, 'admitHttp'>;
   /** What the gateway's HTTP layer established about the caller of this request, when its OAuth 2.0 is on. */
   authenticatedOf?: (req: IncomingMessage) => Authenticated | undefined;
+  /** Where each event's payload is serialised once for all its identical subscribers; without it, graphql-sse serialises per subscriber. */
+  payloads?: SharedPayloads | undefined;
 }
 
 interface Raw {
   req: IncomingMessage;
   res: ServerResponse;
+  /** Payloads serialised once per group, in the order graphql-sse emits their placeholder events. */
+  shared: Buffer[];
 }
+
+/** The event graphql-sse writes for the placeholder: distinct connections mode has no operation id, so the frame is the same for every subscriber. */
+const PLACEHOLDER_EVENT = `event: next\ndata: ${PAYLOAD_PLACEHOLDER_JSON}\n\n`;
+const NEXT_HEAD = Buffer.from('event: next\ndata: ');
+const NEXT_TAIL = Buffer.from('\n\n');
 
 const SINGLE_CONNECTION_OFF =
   'GraphQL over SSE is served in distinct connections mode only (the graphql-sse client default): reservations (PUT) and stream tokens are not accepted. To run several operations over one connection, use graphql-ws.';
@@ -102,7 +112,7 @@ function withFinalError(events: AsyncIterableIterator<ExecutionResult>): AsyncIt
  * graphql-ws already multiplexes operations on one connection. Results are written as the socket
  * drains, so a slow reader's events wait in the executor's bounded queue, not in ours.
  */
-export function createSseTransport({ schema, runner, rules = [], maxBodyBytes, format, trustedDocuments, authenticatedOf = () => undefined }: SseTransportOptions) {
+export function createSseTransport({ schema, runner, rules = [], maxBodyBytes, format, trustedDocuments, authenticatedOf = () => undefined, payloads }: SseTransportOptions) {
   const prepare = createOperationPreparer({ schema, rules });
   const formatErrors = (errors: readonly (GraphQLError | GraphQLFormattedError)[]) => errors.map((error) => (error instanceof GraphQLError ? format(error.toJSON(), error) : error));
 
@@ -128,7 +138,11 @@ export function createSseTransport({ schema, runner, rules = [], maxBodyBytes, f
     execute: (args) => runner.execute({ ...args, headers: args.contextValue.headers, authenticated: args.contextValue.authenticated, signal: args.contextValue.signal }),
     async onNext(_ctx, req, result) {
       await writable(req.raw.res);
-      return result.errors ? { ...result, errors: formatErrors(result.errors) as unknown as GraphQLError[] } : undefined;
+      // The executor's results carry errors formatted already: only a raw GraphQLError needs a copy.
+      const formatted = result.errors?.some((error) => error instanceof GraphQLError) ? { ...result, errors: formatErrors(result.errors) as unknown as GraphQLError[] } : undefined;
+      if (!payloads) return formatted;
+      req.raw.shared.push(payloads.bytesOf(formatted ?? result));
+      return PAYLOAD_PLACEHOLDER as unknown as typeof result;
     },
   });
 
@@ -190,7 +204,7 @@ export function createSseTransport({ schema, runner, rules = [], maxBodyBytes, f
         get: (name) => (name === 'accept' ? 'text/event-stream' : ([] as string[]).concat(req.headers[name] ?? []).join('\n') || undefined),
       },
       body,
-      raw: { req, res },
+      raw: { req, res, shared: [] },
       context: undefined,
     };
     const [stream, init] = await handler(request);
@@ -200,7 +214,8 @@ export function createSseTransport({ schema, runner, rules = [], maxBodyBytes, f
       res.writeHead(init.status, init.statusText, init.headers);
       for await (const chunk of stream) {
         if (res.destroyed || !res.writable) break;
-        if (!res.write(chunk)) await writable(res);
+        const shared = chunk === PLACEHOLDER_EVENT ? request.raw.shared.shift() : undefined;
+        if (!res.write(shared ? Buffer.concat([NEXT_HEAD, shared, NEXT_TAIL]) : chunk)) await writable(res);
       }
       res.off('close', ended);
       res.end();

@@ -4,6 +4,8 @@ import { WebSocketServer } from 'ws';
 import { useServer } from 'graphql-ws/use/ws';
 import { lowerCaseKeys, type Headers, type OperationRunner } from './operations.ts';
 import { createOperationPreparer } from './prepare.ts';
+import { PAYLOAD_PLACEHOLDER, type SharedPayloads } from './sharedPayloads.ts';
+import { SharedFrameWebSocket } from './wsFrames.ts';
 import type { OperationParams, TrustedDocuments } from '../trustedDocuments.ts';
 
 export interface WebSocketTransportOptions {
@@ -21,6 +23,8 @@ export interface WebSocketTransportOptions {
   maxOperationsPerConnection: number;
   /** @default '/graphql' */
   path?: string;
+  /** Where each event's payload is serialised once for all its identical subscribers; without it, graphql-ws serialises per subscriber. */
+  payloads?: SharedPayloads | undefined;
 }
 
 /**
@@ -29,8 +33,8 @@ export interface WebSocketTransportOptions {
  * is bounded by `maxPayloadBytes` (ws would accept 100 MiB before any credential is seen), and
  * each operation is checked as Apollo Server checks one over HTTP, with the same codes.
  */
-export function attachWebSocketTransport({ server, schema, runner, format, rules = [], trustedDocuments, maxPayloadBytes, maxOperationsPerConnection, path = '/graphql' }: WebSocketTransportOptions): (code?: number, reason?: string) => Promise<void> {
-  const wss = new WebSocketServer({ server, path, maxPayload: maxPayloadBytes });
+export function attachWebSocketTransport({ server, schema, runner, format, rules = [], trustedDocuments, maxPayloadBytes, maxOperationsPerConnection, path = '/graphql', payloads }: WebSocketTransportOptions): (code?: number, reason?: string) => Promise<void> {
+  const wss = new WebSocketServer({ server, path, maxPayload: maxPayloadBytes, WebSocket: SharedFrameWebSocket });
   const prepare = createOperationPreparer({ schema, rules });
   // One per connection, aborted when it closes: queries and mutations still running stop their
   // upstream work, as an HTTP request's do when its client goes away (subscriptions end anyway).
@@ -59,8 +63,13 @@ export function attachWebSocketTransport({ server, schema, runner, format, rules
       onClose: (ctx) => closing.get(ctx)?.abort(new DOMException('the client went away', 'AbortError')),
       subscribe: (args) => runner.subscribe({ ...args, ...(args.contextValue as { headers: Headers; remoteAddress?: string }) }),
       execute: (args) => runner.execute({ ...args, ...(args.contextValue as { headers: Headers; remoteAddress?: string; signal: AbortSignal }) }),
-      // Every result of the runner is already formatted: send it as it is.
-      onNext: (_ctx, _id, _payload, _args, result) => result as FormattedExecutionResult,
+      // Every result of the runner is already formatted: send it as it is, serialised once for all
+      // the subscribers it was pushed to (the socket frames it around the operation's id).
+      onNext: (ctx, id, _payload, _args, result) => {
+        if (!payloads) return result as FormattedExecutionResult;
+        (ctx.extra.socket as SharedFrameWebSocket).expect(id, payloads.bytesOf(result));
+        return PAYLOAD_PLACEHOLDER as unknown as FormattedExecutionResult;
+      },
       // Refusals come coded from `onSubscribe`; an error a stream ends with is masked unless coded.
       onError: (_ctx, _id, _payload, errors) => errors.map((error) => format(error.toJSON(), error)),
     },

@@ -42,18 +42,33 @@ describe('npm run bench', () => {
         expect(side.n).toBeGreaterThan(0);
       }
     }
-    // The hand-written two hops answered the same data as the graph (checked before timing) and were timed beside it.
-    expect(report.twoHops.map(({ operation, emulatorLatencyMs }) => [operation, emulatorLatencyMs])).toEqual([
-      ['leaderboard100', 0],
-      ['leaderboard100', 20],
-      ['redemptions20', 20],
+    // 32 clients asking one operation at once: identical reads in flight are shared, so fewer upstream calls than alone.
+    expect(report.identicalReads.map(({ operation, emulatorLatencyMs, concurrency }) => [operation, emulatorLatencyMs, concurrency])).toEqual([0, 20].flatMap((latency) => operations.map((operation) => [operation, latency, 32])));
+    for (const row of report.identicalReads) {
+      expect(row.gateway.errors).toBe(0);
+      expect(row.gateway.n).toBeGreaterThan(0);
+      expect(row.upstreamCallsPerRequest).toBeGreaterThan(0);
+      expect(row.upstreamCallsPerRequest).toBeLessThanOrEqual(row.minUpstreamCalls);
+    }
+    // The hand-written two hops answered the same data as the graph (checked before timing) and were timed beside it,
+    // at concurrency 32 beside a gateway that shares no read as well.
+    expect(report.twoHops.map(({ operation, emulatorLatencyMs, concurrency }) => [operation, emulatorLatencyMs, concurrency])).toEqual([
+      ['leaderboard100', 0, 1],
+      ['reward', 0, 32],
+      ['leaderboard100', 0, 32],
+      ['redemptions20', 0, 32],
+      ['leaderboard100', 20, 1],
+      ['redemptions20', 20, 1],
     ]);
     for (const twoHops of report.twoHops) {
-      for (const side of [twoHops.floor, twoHops.twoHops, twoHops.gateway]) {
+      const sides = [twoHops.floor, twoHops.twoHops, twoHops.gateway, ...(twoHops.concurrency > 1 ? [twoHops.gatewayUnshared!] : [])];
+      for (const side of sides) {
         expect(side.errors).toBe(0);
         expect(side.n).toBeGreaterThan(0);
       }
       expect(twoHops.graphOverTwoHopsMs).toBeCloseTo(twoHops.gateway.p50Ms - twoHops.twoHops.p50Ms, 9);
+      expect(twoHops.throughputRatio).toBeCloseTo(twoHops.gateway.opsPerSec / twoHops.twoHops.opsPerSec, 9);
+      expect(twoHops.gatewayUnshared === undefined).toBe(twoHops.concurrency === 1);
     }
     // At 20 ms every answer waits for the emulator: so does every side's median.
     const at20 = report.twoHops.filter((row) => row.emulatorLatencyMs === 20);
@@ -66,11 +81,22 @@ describe('npm run bench', () => {
     expect(Object.keys(report.peakRssMiB).sort()).toEqual(processes.sort());
     for (const mib of Object.values(report.peakRssMiB)) expect(mib).toBeGreaterThan(0);
     expect(report.targets.find((target) => target.target.includes('upstream calls'))?.met).toBe(true);
-    // However many identical subscribers: one upstream stream, one plan per event, no REST call.
-    expect(report.subscriptions.map(({ subscribers, lost, upstreamStreams, executionsPerEvent, upstreamCallsPerEvent }) => ({ subscribers, lost, upstreamStreams, executionsPerEvent, upstreamCallsPerEvent }))).toEqual([
-      { subscribers: 1, lost: 0, upstreamStreams: 1, executionsPerEvent: 1, upstreamCallsPerEvent: 0 },
-      { subscribers: 10, lost: 0, upstreamStreams: 1, executionsPerEvent: 1, upstreamCallsPerEvent: 0 },
+    // However many identical subscribers (in a process apart): one upstream stream, one plan and one serialisation per event, no REST call.
+    expect(
+      report.subscriptions.map(({ subscribers, subscriberProcesses, lost, upstreamStreams, executionsPerEvent, serializationsPerEvent, upstreamCallsPerEvent }) => ({
+        subscribers,
+        subscriberProcesses,
+        lost,
+        upstreamStreams,
+        executionsPerEvent,
+        serializationsPerEvent,
+        upstreamCallsPerEvent,
+      })),
+    ).toEqual([
+      { subscribers: 1, subscriberProcesses: 1, lost: 0, upstreamStreams: 1, executionsPerEvent: 1, serializationsPerEvent: 1, upstreamCallsPerEvent: 0 },
+      { subscribers: 10, subscriberProcesses: 1, lost: 0, upstreamStreams: 1, executionsPerEvent: 1, serializationsPerEvent: 1, upstreamCallsPerEvent: 0 },
     ]);
+    for (const row of report.subscriptions) expect(row.gatewayRssKiBPerSubscriber).not.toBeNaN();
     expect(run.stdout).toContain('Upstream calls per operation');
   });
 });

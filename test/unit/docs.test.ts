@@ -83,7 +83,7 @@ describe('the documentation', () => {
 });
 
 /** Settings the benchmark and the soak pass to their own child processes: not for operators. */
-const INTERNAL = new Set(['TWO_HOPS_UPSTREAM', 'TWO_HOPS_MAPPER', 'PATH', 'SOAK_HEAP_PROBE_DIR']);
+const INTERNAL = new Set(['TWO_HOPS_UPSTREAM', 'TWO_HOPS_MAPPER', 'TWO_HOPS_MARKETPLACE', 'BENCH_SUBSCRIBER_SETTINGS', 'PATH', 'SOAK_HEAP_PROBE_DIR']);
 
 function settingsReadByCode(): Set<string> {
   const names = new Set<string>();

@@ -1,0 +1,96 @@
+import { afterAll, beforeEach, describe, expect, it } from 'vitest';
+import { DEMO_TOKENS } from '../../emulators/recognition/data.ts';
+import { readGatewayConfig } from '../../gateway/config.ts';
+import { startGateway } from '../../gateway/server.ts';
+import { testLogger } from '../support/logs.ts';
+import { startTestStack } from '../support/stack.ts';
+
+const t = await startTestStack();
+let now = 1_000_000;
+// The stack's subgraphs and emulators behind a gateway whose micro-cache runs on a clock the tests move.
+const gateway = await startGateway(
+  readGatewayConfig(
+    { GATEWAY_MICRO_CACHE: 'Query.rewardCatalog:2000,Query.leaderboard:500' },
+    { port: 0, subgraphUrls: Object.fromEntries(t.stack.services.map((service) => [service.name, service.subgraphUrl])), now: () => now },
+  ),
+  testLogger('micro-cache-gateway'),
+);
+afterAll(() => gateway.close());
+const recognition = t.emulator('recognition');
+
+async function gql(query: string, token: string = DEMO_TOKENS.member) {
+  const response = await fetch(gateway.graphqlUrl, { method: 'POST', headers: { 'content-type': 'application/json', 'x-recognition-token': token }, body: JSON.stringify({ query }) });
+  return (await response.json()) as { data?: Record<string, unknown> | null; errors?: { extensions?: { code?: string } }[] };
+}
+const upstreamCalls = async () => (await recognition.requests()).filter((request) => !request.path.startsWith('/__emulator')).map((request) => `${request.method} ${request.path}`);
+async function metric(name: string): Promise<number> {
+  const text = await (await fetch(gateway.graphqlUrl.replace(/\/graphql$/, '/metrics'))).text();
+  return Number(new RegExp(`^${name} (\\d+)`, 'm').exec(text)?.[1] ?? Number.NaN);
+}
+
+const CATALOG = '{ rewardCatalog { name rewards { name } } }';
+
+beforeEach(async () => {
+  await recognition.clearRequests();
+  // Past every time to live: each test starts with nothing kept.
+  now += 3_600_000;
+});
+
+describe('the micro-cache of opted-in reads (GATEWAY_MICRO_CACHE)', () => {
+  it('answers a second identical read within the time to live without an upstream call, and the same data', async () => {
+    const [hitsBefore, missesBefore] = [await metric('gateway_micro_cache_hits_total'), await metric('gateway_micro_cache_misses_total')];
+    const first = await gql(CATALOG);
+    now += 1999;
+    const second = await gql(CATALOG);
+    expect(first.errors).toBeUndefined();
+    expect((first.data?.rewardCatalog as unknown[]).length).toBeGreaterThan(0);
+    expect(second).toEqual(first);
+    expect(await upstreamCalls()).toEqual(['GET /api/v1/rewards']);
+    expect(await metric('gateway_micro_cache_hits_total')).toBe(hitsBefore + 1);
+    expect(await metric('gateway_micro_cache_misses_total')).toBe(missesBefore + 1);
+  });
+
+  it('asks again once the time to live has passed', async () => {
+    await gql(CATALOG);
+    now += 2000;
+    await gql(CATALOG);
+    expect(await upstreamCalls()).toEqual(['GET /api/v1/rewards', 'GET /api/v1/rewards']);
+  });
+
+  it('never answers one credential with what another was answered', async () => {
+    await gql(CATALOG, DEMO_TOKENS.member);
+    await gql(CATALOG, DEMO_TOKENS.admin);
+    expect(await upstreamCalls()).toEqual(['GET /api/v1/rewards', 'GET /api/v1/rewards']);
+    // Each credential's own answer is kept for it.
+    await gql(CATALOG, DEMO_TOKENS.admin);
+    await gql(CATALOG, DEMO_TOKENS.member);
+    expect(await upstreamCalls()).toHaveLength(2);
+  });
+
+  it('never keeps a field that is not opted in, nor a read where only some root fields are', async () => {
+    const reward = '{ reward(id: "rw_bookshop_25") { id name } }';
+    const mixed = '{ rewardCatalog { name } reward(id: "rw_bookshop_25") { id } }';
+    for (const query of [reward, reward, mixed, mixed]) expect((await gql(query)).errors).toBeUndefined();
+    expect((await upstreamCalls()).sort()).toEqual(['GET /api/v1/rewards', 'GET /api/v1/rewards', 'GET /api/v1/rewards/rw_bookshop_25', 'GET /api/v1/rewards/rw_bookshop_25', 'GET /api/v1/rewards/rw_bookshop_25', 'GET /api/v1/rewards/rw_bookshop_25']);
+  });
+
+  it('never keeps a mutation', async () => {
+    const remove = 'mutation { deleteWebhook(id: "wh_missing") { id } }';
+    const [first, second] = [await gql(remove, DEMO_TOKENS.admin), await gql(remove, DEMO_TOKENS.admin)];
+    expect(first.errors?.[0]?.extensions?.code).toBe('NOT_FOUND');
+    expect(second).toEqual(first);
+    expect(await upstreamCalls()).toEqual(['DELETE /api/v1/webhooks/wh_missing', 'DELETE /api/v1/webhooks/wh_missing']);
+  });
+
+  it('keeps nothing that came with an error', async () => {
+    await recognition.fault({ path: '/api/v1/rewards', status: 500 });
+    try {
+      expect((await gql(CATALOG)).errors?.[0]?.extensions?.code).toBe('UPSTREAM_ERROR');
+    } finally {
+      await recognition.reset();
+    }
+    await recognition.clearRequests();
+    expect((await gql(CATALOG)).errors).toBeUndefined();
+    expect(await upstreamCalls()).toEqual(['GET /api/v1/rewards']);
+  });
+});
