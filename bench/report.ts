@@ -4,6 +4,7 @@ import type { Summary } from './stats.ts';
 import type { SubscriptionResult, SubscriptionSettings } from './subscriptions.ts';
 import type { TwoHopsResult } from './twoHops.ts';
 import type { IdenticalReadsResult } from './identicalReads.ts';
+import type { EnforcementResult } from './enforcement.ts';
 
 /** One operation at one emulator latency and one concurrency, both sides. */
 export interface ScenarioResult {
@@ -57,6 +58,8 @@ export interface BenchReport {
   identicalReads: IdenticalReadsResult[];
   /** The graph against two hand-written hops, one entry per operation, emulator latency and concurrency timed; empty when the run left those operations out. */
   twoHops: TwoHopsResult[];
+  /** Throughput and latency with trusted documents, rate limits and traces on against off, per operation at concurrency 32. */
+  enforcement: EnforcementResult[];
   /** Webhook-to-client latency, deliveries per second and gateway memory per idle subscriber, by number of identical subscribers. */
   subscriptions: SubscriptionResult[];
 }
@@ -226,6 +229,12 @@ export function formatReport(report: BenchReport): string {
       : []),
     ...(report.twoHops.length ? ['', ...formatTwoHops(report.twoHops)] : []),
     '',
+    'Enforcement: a gateway with trusted documents enforced (requests by id), caller and address rate limits and OTLP traces, against one with none (emulator 0 ms)',
+    table(
+      ['operation', 'conc', 'open ops/s', 'p50 ms', 'p99 ms', 'enforcing ops/s', 'p50 ms', 'p99 ms', 'ops/s ratio', 'p50 +ms'],
+      report.enforcement.map((row) => [row.operation, String(row.concurrency), ...cellsOf(row.open), ...cellsOf(row.enforcing), fixed(row.throughputRatio, 2), fixed(row.p50OverheadMs, 2)]),
+    ),
+    '',
     'Targets',
     table(
       ['target', 'met', 'measured'],
@@ -254,7 +263,7 @@ export function formatReport(report: BenchReport): string {
     ),
   ];
   const twoHopsSides = report.twoHops.flatMap((row) => [row.floor, row.twoHops, row.gateway, ...(row.gatewayUnshared ? [row.gatewayUnshared] : [])]);
-  const errors = [...report.scenarios.flatMap((row) => [row.floor, row.gateway]), ...twoHopsSides, ...report.identicalReads.map((row) => row.gateway)].reduce((sum, side) => sum + side.errors, 0);
+  const errors = [...report.scenarios.flatMap((row) => [row.floor, row.gateway]), ...twoHopsSides, ...report.identicalReads.map((row) => row.gateway), ...report.enforcement.flatMap((row) => [row.open, row.enforcing])].reduce((sum, side) => sum + side.errors, 0);
   if (errors) sections.push('', `${errors} operations FAILED during the load: the figures above are not trustworthy.`);
   const lost = report.subscriptions.reduce((sum, row) => sum + row.lost, 0);
   if (lost) sections.push('', `${lost} subscription deliveries were LOST.`);

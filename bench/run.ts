@@ -8,6 +8,7 @@ import { REPO_ROOT, RUNTIME_FLAGS, type Child } from './processes.ts';
 import { formatReport, judgeTargets, writeReport, type BenchReport, type EconomyResult, type ScenarioResult } from './report.ts';
 import { launchStack } from './stack.ts';
 import { launchTwoHops, measureTwoHops, TWO_HOPS_RUNS, type TwoHopsResult, type TwoHopsStack } from './twoHops.ts';
+import { launchEnforcement, measureEnforcement, type EnforcementResult, type EnforcementStack } from './enforcement.ts';
 import { measureSubscriptions, type SubscriptionSettings } from './subscriptions.ts';
 import { measureIdenticalReads, type IdenticalReadsResult } from './identicalReads.ts';
 
@@ -40,6 +41,8 @@ if (subscriberCounts) subscriptionSettings.subscriberCounts = subscriberCounts;
 const identicalSettings = quick ? { warmupMs: 50, durationMs: 200 } : { warmupMs: 400, durationMs: 2000 };
 /** The identical dashboards: this many clients asking one operation at once. */
 const IDENTICAL_CONCURRENCY = 32;
+// The gateways it compares start cold: the first operation's warm-up is the longer one.
+const enforcementSettings = quick ? { ...settings, concurrency: 32, rounds: 2 } : { ...settings, concurrency: 32, rounds: 3, warmupMs: 1000 };
 const CONCURRENCIES = [1, 32];
 const EMULATOR_LATENCIES_MS = [0, 20];
 const outPath = resolve(REPO_ROOT, process.env.BENCH_OUT ?? 'bench/results/latest.json');
@@ -66,6 +69,7 @@ const upstream = createUpstreamClient(Object.fromEntries(stack.emulators.map((em
 const setLatency = (ms: number) => Promise.all(stack.emulators.map((emulator) => emulator.setLatency(ms)));
 let hops: TwoHopsStack | undefined;
 let unshared: Child | undefined;
+let enforcement: EnforcementStack | undefined;
 
 try {
   const economy: EconomyResult[] = [];
@@ -146,6 +150,19 @@ try {
   unshared = undefined;
   await setLatency(0);
 
+  // What production's settings cost: trusted documents, rate limits and traces, off against on.
+  enforcement = await launchEnforcement(stack.launchGateway, operations);
+  const enforcements: EnforcementResult[] = [];
+  for (const operation of operations) {
+    const result = await measureEnforcement(operation, enforcement, stack.demoHeaders, { ...enforcementSettings, warmupMs: enforcements.length ? enforcementSettings.warmupMs : 4 * enforcementSettings.warmupMs });
+    enforcements.push(result);
+    progress(`${operation.name} at concurrency 32 with trusted documents, rate limits and traces: ${result.throughputRatio.toFixed(2)}x the throughput without, p50 ${result.p50OverheadMs >= 0 ? '+' : ''}${result.p50OverheadMs.toFixed(2)} ms`);
+  }
+  const spanExports = enforcement.exportsReceived();
+  await enforcement.stop();
+  enforcement = undefined;
+  if (spanExports === 0) throw new Error('the enforcing gateway exported no spans: tracing was not on, so its figures are not what they claim');
+
   const gatewayProcess = stack.children.find((child) => child.name === 'gateway')!;
   const subscriptions = await measureSubscriptions({ graphqlUrl: stack.graphqlUrl, pid: gatewayProcess.pid, inspectorUrl: gatewayProcess.inspectorUrl() }, recognition.origin, stack.demoHeaders, subscriptionSettings, (row) =>
     progress(`${row.subscribers} subscribers: p50 ${row.p50Ms.toFixed(2)} ms, p99 ${row.p99Ms.toFixed(2)} ms, ${row.deliveriesPerSec.toFixed(0)} deliveries/s, ${row.gatewayHeapKiBPerSubscriber.toFixed(1)} KiB of live gateway heap (${row.gatewayRssKiBPerSubscriber.toFixed(1)} KiB of RSS) per idle subscriber`),
@@ -176,12 +193,13 @@ try {
     targets: judgeTargets(economy, scenarios, { identicalReads, twoHops, subscriptions }),
     identicalReads,
     twoHops,
+    enforcement: enforcements,
     subscriptions,
   };
   writeReport(outPath, report);
   console.log(formatReport(report));
   progress(`report written to ${outPath}`);
 } finally {
-  await Promise.all([graph.close(), upstream.close(), hops?.stop(), unshared?.stop()]);
+  await Promise.all([graph.close(), upstream.close(), hops?.stop(), unshared?.stop(), enforcement?.stop()]);
   await stack.stop();
 }

@@ -76,6 +76,16 @@ describe('npm run bench', () => {
     // Two rounds of upstream calls, each waiting 20 ms.
     expect(Math.min(...at20.filter((row) => row.operation === 'redemptions20').flatMap((row) => [row.floor.p50Ms, row.twoHops.p50Ms, row.gateway.p50Ms]))).toBeGreaterThanOrEqual(40);
     expect(run.stdout).toContain('What two hops cost on this machine');
+    // Every operation through a gateway enforcing trusted documents (by id), rate limits and traces, beside an open one.
+    expect(report.enforcement.map(({ operation, concurrency }) => [operation, concurrency])).toEqual(operations.map((operation) => [operation, 32]));
+    for (const row of report.enforcement) {
+      for (const side of [row.open, row.enforcing]) {
+        expect(side.errors).toBe(0);
+        expect(side.n).toBeGreaterThan(0);
+      }
+      expect(row.throughputRatio).toBeCloseTo(row.enforcing.opsPerSec / row.open.opsPerSec, 9);
+    }
+    expect(run.stdout).toContain('Enforcement: a gateway with trusted documents enforced');
     // Its processes are the benchmark's own, not the graph's: they are not in the memory table.
     const processes = ['gateway', ...SERVICES.flatMap((service) => [`${service.name}-emulator`, `${service.name}-subgraph`])];
     expect(Object.keys(report.peakRssMiB).sort()).toEqual(processes.sort());
