@@ -6,6 +6,7 @@ import { startEmulator } from '../../emulators/kit/emulator.ts';
 import { createMarketplaceEmulator } from '../../emulators/marketplace/emulator.ts';
 import { DEMO_CREDENTIALS } from '../../emulators/marketplace/data.ts';
 import { DEMO_TOKENS } from '../../emulators/recognition/data.ts';
+import { DEMO_APIKEY as IMPORTS_APIKEY } from '../../emulators/imports/data.ts';
 import { pointStoreCallbacks } from '../../emulators/messaging/control.ts';
 import { DEMO_STORE_ID, DEMO_TOKEN as MESSAGING_TOKEN } from '../../emulators/messaging/data.ts';
 import { createMessagingEmulator } from '../../emulators/messaging/emulator.ts';
@@ -13,11 +14,12 @@ import { callbackUrls } from '../../subgraphs/messaging/server.ts';
 import { SERVICE_ENTRY, SERVICES } from '../../lib/services.ts';
 import { requireBinary } from '../support/binaries.ts';
 import { knownSecrets } from '../support/logs.ts';
+import { startImportsEmulator } from '../support/importsPieces.ts';
 import { startRecognitionEmulator } from '../support/recognitionPieces.ts';
 import { startRedis } from '../support/redisServer.ts';
 import { startRoundRobinProxy, type RoundRobinProxy } from '../support/roundRobinProxy.ts';
 import { emulatorControl } from '../support/stack.ts';
-import { subscribeResuming } from '../support/subscribers.ts';
+import { subscribeResuming, subscribeWs } from '../support/subscribers.ts';
 import { waitForEventSubscriptions, waitUntil } from '../support/waitFor.ts';
 
 /**
@@ -25,7 +27,8 @@ import { waitForEventSubscriptions, waitUntil } from '../support/waitFor.ts';
  * process, on one Redis, each pair behind a round-robin balancer. A replica killed mid-stream
  * (SIGKILL: no goodbye) loses nothing: a subscriber that resumes by cursor as docs/EVENTS.md says
  * receives every event once and in order (recognition's webhooks, messaging's callbacks), and a
- * label PDF link outlives the replica that made it.
+ * label PDF link outlives the replica that made it; an import's status subscriber misses no change
+ * when the replica holding its poller lease dies, as the other replica takes the polling over.
  */
 const WEBHOOK_SECRET = 'replicas-shared-webhook-secret-4d6f8b';
 const CURSOR_SECRET = 'replicas-shared-cursor-secret-0123456789abcdef';
@@ -50,14 +53,17 @@ describe.skipIf(!requireBinary('redis-server'))('two gateways and two replicas o
   let recognitionEmulator: Awaited<ReturnType<typeof startRecognitionEmulator>>;
   let marketplaceEmulator: Awaited<ReturnType<typeof startEmulator>>;
   let messagingEmulator: Awaited<ReturnType<typeof startEmulator>>;
+  let importsEmulator: Awaited<ReturnType<typeof startImportsEmulator>>;
   const balancers: RoundRobinProxy[] = [];
   let recognitionLb: RoundRobinProxy;
   let marketplaceLb: RoundRobinProxy;
   let messagingLb: RoundRobinProxy;
+  let importsLb: RoundRobinProxy;
   let gatewayLb: RoundRobinProxy;
   let recognition: Child[];
   let marketplace: Child[];
   let messaging: Child[];
+  let imports: Child[];
   let gateways: Child[];
 
   async function start(name: string, entry: string, env: Record<string, string>): Promise<Child> {
@@ -73,8 +79,11 @@ describe.skipIf(!requireBinary('redis-server'))('two gateways and two replicas o
     // 429s, which are not what this test is about (docs/LIMITS.md, upstream pacing).
     marketplaceEmulator = await startEmulator(createMarketplaceEmulator({ rateLimits: false }), 0);
     messagingEmulator = await startEmulator(createMessagingEmulator({ deliveryRetryMs: 40, rateLimits: false }), 0);
-    [recognitionLb, marketplaceLb, messagingLb, gatewayLb] = [await startRoundRobinProxy(), await startRoundRobinProxy(), await startRoundRobinProxy(), await startRoundRobinProxy()];
-    balancers.push(recognitionLb, marketplaceLb, messagingLb, gatewayLb);
+    importsEmulator = await startImportsEmulator();
+    // Jobs change only when the test forces a status, never because real time passed.
+    await importsEmulator.control.control('processing', { ms: 3_600_000 });
+    [recognitionLb, marketplaceLb, messagingLb, importsLb, gatewayLb] = [await startRoundRobinProxy(), await startRoundRobinProxy(), await startRoundRobinProxy(), await startRoundRobinProxy(), await startRoundRobinProxy()];
+    balancers.push(recognitionLb, marketplaceLb, messagingLb, importsLb, gatewayLb);
 
     // The service posts its webhooks to the balancer's address; the replicas share its secret.
     const recognitionEnv = {
@@ -95,6 +104,16 @@ describe.skipIf(!requireBinary('redis-server'))('two gateways and two replicas o
     recognitionLb.setBackends(recognition.map((child) => child.url));
     marketplaceLb.setBackends(marketplace.map((child) => child.url));
     messagingLb.setBackends(messaging.map((child) => child.url));
+    // Short waits so a lease left by a killed holder runs out within a second (docs/services/imports.md, "Across replicas").
+    const importsEnv = {
+      [SERVICE_ENTRY.imports.env.apiUrl]: importsEmulator.url,
+      [SERVICE_ENTRY.imports.env.subgraphPort]: '0',
+      IMPORTS_POLL_INITIAL_MS: '50',
+      IMPORTS_POLL_MAX_MS: '200',
+      IMPORTS_LEASE_MS: '1000',
+    };
+    imports = await Promise.all([start('imports-1', 'subgraphs/imports/main.ts', importsEnv), start('imports-2', 'subgraphs/imports/main.ts', importsEnv)]);
+    importsLb.setBackends(imports.map((child) => child.url));
 
     // Services this test does not run answer nothing; the gateways never call them here.
     const subgraphUrls = Object.fromEntries(SERVICES.map((service) => [service.env.subgraphUrl, 'http://127.0.0.1:9/graphql']));
@@ -103,6 +122,7 @@ describe.skipIf(!requireBinary('redis-server'))('two gateways and two replicas o
       [SERVICE_ENTRY.recognition.env.subgraphUrl]: `${recognitionLb.url}/graphql`,
       [SERVICE_ENTRY.marketplace.env.subgraphUrl]: `${marketplaceLb.url}/graphql`,
       [SERVICE_ENTRY.messaging.env.subgraphUrl]: `${messagingLb.url}/graphql`,
+      [SERVICE_ENTRY.imports.env.subgraphUrl]: `${importsLb.url}/graphql`,
       GATEWAY_PORT: '0',
       PUBLIC_URL: gatewayLb.url,
     };
@@ -116,6 +136,7 @@ describe.skipIf(!requireBinary('redis-server'))('two gateways and two replicas o
     await recognitionEmulator?.close();
     await marketplaceEmulator?.close();
     await messagingEmulator?.close();
+    await importsEmulator?.close();
     await redis?.close();
   });
 
@@ -243,6 +264,58 @@ describe.skipIf(!requireBinary('redis-server'))('two gateways and two replicas o
     } finally {
       subscriber.close();
       inspect.disconnect();
+    }
+  }, 60_000);
+
+  it("an import's status subscriber misses no change while the replica holding the poller lease is killed, and the other replica takes the polling over", async () => {
+    const auth = { 'x-imports-apikey': IMPORTS_APIKEY };
+    const gauge = async (child: Child, name: string) => Number(new RegExp(`^${name} (\\d+)`, 'm').exec(await (await fetch(child.url.replace(/\/graphql$/, '/metrics'))).text())?.[1] ?? -1);
+    const created = await fetch(`${gatewayLb.url}/graphql`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', ...auth },
+      body: JSON.stringify({ query: 'mutation ($input: CreateImportInput!) { createImport(input: $input) { id } }', variables: { input: { apiId: 'api_1001', fileLocation: importsEmulator.file('petstore.json') } } }),
+    });
+    const result = (await created.json()) as { data?: { createImport: { id: string } }; errors?: unknown };
+    expect(result.errors).toBeUndefined();
+    const id = result.data!.createImport.id;
+    const subscriber = subscribeWs(`${gatewayLb.url}/graphql`, 'subscription ($id: ID!) { importStatusChanged(id: $id) { status statusText } }', { variables: { id }, connectionParams: auth });
+    const statuses = () => subscriber.results.map((event) => (event.data?.importStatusChanged as { statusText: string }).statusText);
+    try {
+      await subscriber.waitFor(1, 20_000);
+      // The one stream goes to one replica, the only one watching the import: it takes the lease and polls.
+      await waitUntil(() => importsLb.openTunnels().length === 1, () => 'the gateway to open its stream to an imports replica', 20_000);
+      const [streaming] = importsLb.openTunnels() as [number];
+      const polls: number[] = [];
+      await waitUntil(async () => {
+        polls.splice(0, 2, await gauge(imports[0]!, 'imports_status_polls'), await gauge(imports[1]!, 'imports_status_polls'));
+        return polls.some((count) => count > 0);
+      }, () => `a replica to poll the import (polls ${polls.join(', ')})`, 20_000);
+      const holder = polls.findIndex((count) => count > 0);
+      const survivor = imports[1 - holder]!;
+      expect(holder).toBe(streaming);
+      expect(polls[1 - holder]).toBe(0);
+
+      // Mid-stream, the holder dies without giving its lease up; the gateway subscribes again through the balancer.
+      await imports[holder]!.kill('SIGKILL');
+      await waitForEventSubscriptions(survivor.url, 1, 'imports_status_subscriptions');
+      expect(importsLb.openTunnels()).toEqual([1 - holder]);
+      // Only a poll can show these changes to the survivor, and it polls only once it holds the lease.
+      await importsEmulator.control.control(`imports/${id}`, { status: 'validating' });
+      await waitUntil(() => statuses().includes('validating'), () => `the subscriber to receive validating (got ${statuses().join(', ')})`, 20_000);
+      expect(await gauge(survivor, 'imports_status_polls')).toBeGreaterThan(0);
+      await importsEmulator.control.control(`imports/${id}`, { status: 'completed', message: 'Imported 2 paths' });
+      await subscriber.ended;
+
+      // A status is a state, not a log: a resubscribed stream starts with the current status, which
+      // may repeat the last one received (docs/services/imports.md, "Limits"). Repeats are therefore
+      // allowed only back to back, at most one, and nothing may be lost or out of order.
+      const received = statuses();
+      const changes = received.filter((status, index) => status !== received[index - 1]);
+      expect(changes).toEqual(['in_progress', 'validating', 'completed']);
+      expect(received.length - changes.length).toBeLessThanOrEqual(1);
+      expect(await gauge(survivor, 'imports_status_polls')).toBeGreaterThan(0);
+    } finally {
+      subscriber.close();
     }
   }, 60_000);
 });
