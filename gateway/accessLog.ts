@@ -22,17 +22,28 @@ export interface AccessEntry {
 /**
  * One structured line per operation (`msg: "operation"`), with the upstream calls it cost and a
  * hash standing for its caller, so an operator can follow one client without seeing its credential.
+ *
+ * The line is built here, field by field, from the entry's typed fields (nothing else the caller's
+ * object may carry gets in), so it holds no credential by construction. That is why its logger
+ * does without pino's redaction: the logger's wildcard paths (`*.headers[...]`) made pino run its
+ * redacting serialiser on every field of every line, a tenth of the gateway's CPU on a repeat
+ * operation.
  */
 export function createAccessLog(logger: Logger, enabled: boolean) {
+  const lines = logger.child({}, { redact: [] });
   return {
     record(context: Pick<GatewayContext, 'headers' | 'principal' | 'calls'>, entry: AccessEntry): void {
-      if (!enabled || !logger.isLevelEnabled('info')) return;
-      logger.info(
+      if (!enabled || !lines.isLevelEnabled('info')) return;
+      lines.info(
         {
-          ...entry,
+          type: entry.type,
           // A name is the client's to choose and as long as the body allows: the log keeps its start.
           operation: entry.operation && entry.operation.length > MAX_NAME ? `${entry.operation.slice(0, MAX_NAME)}…` : entry.operation,
+          documentHash: entry.documentHash,
           durationMs: Math.round(entry.durationMs * 100) / 100,
+          status: entry.status,
+          errorCodes: entry.errorCodes,
+          path: entry.path,
           upstreamCalls: context.calls?.spent,
           caller: callerKey(context.headers, context.principal)?.slice(0, 24),
         },

@@ -19,6 +19,7 @@ import {
   type ValueNode,
 } from 'graphql';
 import { ErrorCode, graphError } from '../lib/errors.ts';
+import { createBoundedCache, type BoundedCache } from '../lib/boundedCache.ts';
 
 /** A field's cost as its subgraph declares it with `@cost` and `@listSize` (composed into the supergraph). */
 export interface FieldCost {
@@ -112,9 +113,10 @@ export function readCostTable(supergraphSdl: string): CostTable {
   return table;
 }
 
-function valueOf(node: ValueNode, variables: Record<string, unknown>): unknown {
+function valueOf(node: ValueNode, variables: Record<string, unknown>, read?: (name: string) => void): unknown {
   switch (node.kind) {
     case Kind.VARIABLE:
+      read?.(node.name.value);
       return variables[node.name.value];
     case Kind.INT:
       return Number(node.value);
@@ -123,6 +125,26 @@ function valueOf(node: ValueNode, variables: Record<string, unknown>): unknown {
     default:
       return undefined;
   }
+}
+
+/**
+ * All an estimate reads of a variable's value: a number's value, a list's length, whether it is
+ * null or absent. Two sets of variables alike in these have the same estimate.
+ */
+function costingFormOf(value: unknown): string {
+  if (typeof value === 'number') return `n${value}`;
+  if (Array.isArray(value)) return `a${value.length}`;
+  return value === undefined || value === null ? 'u' : 'o';
+}
+
+/** Estimates kept per operation, one per costing form of its variables (`first: 10`, `first: 20`...). */
+const ESTIMATES_PER_OPERATION = 32;
+
+interface KnownEstimates {
+  document: DocumentNode;
+  /** The operation's declared variables, whose costing forms key `estimates`. */
+  names: string[];
+  estimates: BoundedCache<Estimate>;
 }
 
 function unwrapsToList(type: GraphQLOutputType): boolean {
@@ -142,7 +164,33 @@ function unwrapsToList(type: GraphQLOutputType): boolean {
 export function createDemandControl({ schema, costs, maxUpstreamCalls = 1000, defaultListSize = 100 }: DemandControlOptions) {
   const roots = new Set([schema.getQueryType(), schema.getMutationType(), schema.getSubscriptionType()].filter(Boolean).map((type) => type!.name));
 
+  /**
+   * Estimates already made, by operation (kept as long as whoever parsed the operation keeps it):
+   * a repeat operation is walked once per costing form of its variables, not on every request.
+   */
+  const known = new WeakMap<OperationDefinitionNode, KnownEstimates>();
+
+  /** The estimate of an operation, shared by every request whose variables cost alike. Read-only. */
   function estimate(document: DocumentNode, operation: OperationDefinitionNode, variables: Record<string, unknown> = {}): Estimate {
+    let memo = known.get(operation);
+    if (memo?.document !== document) {
+      memo = { document, names: (operation.variableDefinitions ?? []).map((definition) => definition.variable.name.value), estimates: createBoundedCache<Estimate>(ESTIMATES_PER_OPERATION) };
+      known.set(operation, memo);
+    }
+    const key = memo.names.map((name) => costingFormOf(variables[name])).join(',');
+    const kept = memo.estimates.get(key);
+    if (kept) return kept;
+    const declared = new Set(memo.names);
+    let undeclared = false;
+    const found = walkEstimate(document, operation, variables, (name) => {
+      if (!declared.has(name)) undeclared = true;
+    });
+    // A variable the operation does not declare (refused by validation, which runs first) is not in the key.
+    if (!undeclared) memo.estimates.set(key, found);
+    return found;
+  }
+
+  function walkEstimate(document: DocumentNode, operation: OperationDefinitionNode, variables: Record<string, unknown>, read: (name: string) => void): Estimate {
     const fragments = new Map<string, FragmentDefinitionNode>();
     for (const definition of document.definitions) if (definition.kind === Kind.FRAGMENT_DEFINITION) fragments.set(definition.name.value, definition);
     const bySubgraph = new Map<string, number>();
@@ -160,7 +208,7 @@ export function createDemandControl({ schema, costs, maxUpstreamCalls = 1000, de
     const sizeOf = (field: FieldNode, cost: FieldCost | undefined): number => {
       for (const name of cost?.slicingArguments ?? []) {
         const argument = field.arguments?.find((candidate) => candidate.name.value === name);
-        const value = argument && valueOf(argument.value, variables);
+        const value = argument && valueOf(argument.value, variables, read);
         if (typeof value === 'number' && Number.isFinite(value)) return Math.max(0, value);
         if (Array.isArray(value)) return value.length;
       }
@@ -172,7 +220,7 @@ export function createDemandControl({ schema, costs, maxUpstreamCalls = 1000, de
       for (const [name, weight] of cost?.argumentWeights ?? []) {
         const argument = field.arguments?.find((candidate) => candidate.name.value === name);
         if (!argument) continue;
-        const value = valueOf(argument.value, variables);
+        const value = valueOf(argument.value, variables, read);
         total += weight * (Array.isArray(value) ? value.length : value === undefined || value === null ? 0 : 1);
       }
       return total;

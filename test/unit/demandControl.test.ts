@@ -61,3 +61,38 @@ describe('the upstream call estimate', () => {
     expect('error' in checked && checked.error.extensions).toEqual({ code: 'OPERATION_TOO_EXPENSIVE', estimate: 501, budget: 500 });
   });
 });
+
+describe('estimates of a repeat operation', () => {
+  it('are walked once per costing form of the variables, and never shared between variables that cost differently', () => {
+    const document = parse('query ($ids: [ID!]!, $n: Int, $label: String) { items(ids: $ids) { id } orders(first: $n) { edges { node { item { id } } } } version @skip(if: false) }');
+    const operation = getOperationAST(document)!;
+    const first = demand.estimate(document, operation, { ids: ['a', 'b'], n: 4, label: 'x' });
+    expect(first.calls).toBe(2 + 3 + 4 + 1);
+    // Other ids of the same number, another label: the same estimate, not walked again.
+    expect(demand.estimate(document, operation, { ids: ['c', 'd'], n: 4, label: 'y' })).toBe(first);
+    // Another list length, another size, no size: each its own estimate.
+    expect(demand.estimate(document, operation, { ids: ['a', 'b', 'c'], n: 4 }).calls).toBe(3 + 3 + 4 + 1);
+    expect(demand.estimate(document, operation, { ids: ['a', 'b'], n: 9 }).calls).toBe(2 + 3 + 9 + 1);
+    expect(demand.estimate(document, operation, { ids: ['a', 'b'] }).calls).toBe(2 + 3 + 10 + 1);
+    expect(demand.estimate(document, operation, { ids: ['a', 'b'], n: '4' }).calls).toBe(2 + 3 + 10 + 1);
+    expect(demand.estimate(document, operation, { ids: ['e', 'f'], n: 4, label: 'z' })).toBe(first);
+  });
+
+  it('keep a bounded number of forms per operation', () => {
+    const document = parse('query ($n: Int) { orders(first: $n) { edges { node { item { id } } } } }');
+    const operation = getOperationAST(document)!;
+    const firstOfMany = demand.estimate(document, operation, { n: 0 });
+    for (let n = 1; n <= 100; n += 1) expect(demand.estimate(document, operation, { n }).calls).toBe(3 + n);
+    // The first form was forgotten: walked again, to the same answer.
+    const again = demand.estimate(document, operation, { n: 0 });
+    expect(again).not.toBe(firstOfMany);
+    expect(again).toEqual(firstOfMany);
+  });
+
+  it('are the same for another parse of the same text, made afresh', () => {
+    const text = '{ items(ids: ["a"]) { maker { name } } }';
+    const one = parse(text);
+    const two = parse(text);
+    expect(demand.estimate(two, getOperationAST(two)!)).toEqual(demand.estimate(one, getOperationAST(one)!));
+  });
+});
