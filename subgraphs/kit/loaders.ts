@@ -1,5 +1,10 @@
 import DataLoader from 'dataloader';
 
+/** What the loaders read of a request's cancellation: an AbortSignal, or a request's call scope. */
+export interface Cancellation {
+  readonly aborted: boolean;
+}
+
 export interface PerKeyLoaderOptions<K, C> {
   /**
    * How many of one loader's upstream calls may run at once. Half the transport's sockets per
@@ -12,7 +17,7 @@ export interface PerKeyLoaderOptions<K, C> {
    * The request's cancellation: a key still waiting for its turn when the request is cancelled
    * fails without being fetched.
    */
-  signal?: AbortSignal | undefined;
+  signal?: Cancellation | undefined;
   /** The error of a key that was not fetched because the request was cancelled. */
   cancelled?: () => Error;
 }
@@ -21,7 +26,7 @@ export interface PerKeyLoaderOptions<K, C> {
  * Runs at most `concurrency` tasks at once; the others wait their turn in order. Once `signal` is
  * aborted, a task whose turn comes fails with `cancelled()` instead of running.
  */
-export function createLimiter(concurrency: number, signal?: AbortSignal, cancelled: () => Error = () => new Error('cancelled')): <T>(task: () => Promise<T>) => Promise<T> {
+export function createLimiter(concurrency: number, signal?: Cancellation, cancelled: () => Error = () => new Error('cancelled')): <T>(task: () => Promise<T>) => Promise<T> {
   let running = 0;
   const waiting: (() => void)[] = [];
   return async (task) => {

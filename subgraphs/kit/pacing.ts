@@ -211,7 +211,7 @@ export function createUpstreamPacer({ service, rates, settings, clock, registry 
     // A turn at the deadline itself would leave the call no time at all.
     if (at >= deadlineAt) throw refuse(lane, 'deadline', at - now);
     const scope = call.scope;
-    if (scope?.signal.aborted) throw cancelledCall(service);
+    if (scope?.aborted) throw cancelledCall(service);
     return new Promise<PacedCall>((resolve, reject) => {
       const watching: (() => void)[] = [];
       const waiter: Waiter = {

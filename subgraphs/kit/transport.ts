@@ -379,7 +379,7 @@ export function createRestTransport(options: RestTransportOptions): RestTranspor
       // Retries wait for their turn too; a call whose turn comes too late is refused unsent.
       const paced = pace ? await pace(call, deadline.at) : undefined;
       const remaining = deadline.at - Date.now();
-      if (remaining <= 0 || !budgetLeft(scope) || scope?.signal.aborted) paced?.(); // not sent after all: the slot goes back
+      if (remaining <= 0 || !budgetLeft(scope) || scope?.aborted) paced?.(); // not sent after all: the slot goes back
       if (remaining <= 0) throw unavailable(call, `no answer within ${call.timeoutMs ?? timeoutMs} ms`);
       // Every attempt is a call upstream: it counts against the request's budget, and is not made once the request is cancelled.
       scope?.take(service);
@@ -410,7 +410,7 @@ export function createRestTransport(options: RestTransportOptions): RestTranspor
           error instanceof undiciErrors.HeadersTimeoutError ||
           error instanceof undiciErrors.BodyTimeoutError;
         if (debugging()) logger!.debug({ service, operation: call.operation, method: call.method, error: code ?? (timedOut ? 'timeout' : 'unknown'), attempt }, 'upstream call failed');
-        if (scope?.signal.aborted) throw cancelledCall(service);
+        if (scope?.aborted) throw cancelledCall(service);
         if (timedOut) throw unavailable(call, `no answer within ${call.timeoutMs ?? timeoutMs} ms`);
         if (canRetry && code && CONNECTION_ERRORS.has(code) && attempt <= retries && budgetLeft(scope)) {
           const wait = backoffMs * 2 ** (attempt - 1) * (0.5 + Math.random());

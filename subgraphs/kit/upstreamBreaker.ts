@@ -11,7 +11,7 @@ import type { RestCall, RestTransport } from './transport.ts';
  * cancellation stopped, or its budget never let out, says nothing about the service.
  */
 function settleOnError(permit: BreakerPermit, call: RestCall, error: unknown): void {
-  if (call.scope?.signal.aborted || !(error instanceof GraphQLError)) return permit.abandoned();
+  if (call.scope?.aborted || !(error instanceof GraphQLError)) return permit.abandoned();
   const { code, status } = error.extensions;
   if (code === ErrorCode.UpstreamUnavailable || (code === ErrorCode.UpstreamError && typeof status === 'number' && status >= 500)) return permit.failed();
   if (typeof status === 'number') return permit.succeeded();
