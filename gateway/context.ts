@@ -2,6 +2,7 @@ import type { IncomingHttpHeaders } from 'node:http';
 import type { SubgraphAnswer } from './fetcher.ts';
 import type { Principal } from './auth/principal.ts';
 import type { CallLedger } from './demandControl.ts';
+import type { ClientDeparture } from '../lib/http.ts';
 
 /** What a subgraph answered, or how reaching it failed, before Apollo Server ran the request. */
 export interface Prefetched {
@@ -24,6 +25,11 @@ export interface GatewayContext {
   principal?: Principal | undefined;
   /** Aborted when the client goes away: subgraph requests still running are cut off. */
   signal?: AbortSignal | undefined;
+  /**
+   * The same departure as `signal`, for an HTTP request: subgraph requests are cut off through
+   * it, so the signal (an AbortController) is made only where something else asks for it.
+   */
+  departure?: ClientDeparture | undefined;
   /** What is left of the operation's upstream call budget, set once its estimate was accepted. */
   calls?: CallLedger | undefined;
 }

@@ -1,5 +1,6 @@
 import { Agent } from 'undici';
 import type { Fetcher, FetcherRequestInit, FetcherResponse } from '@apollo/utils.fetcher';
+import type { ClientDeparture } from '../lib/http.ts';
 
 export interface UndiciFetcherOptions {
   /** Sockets per subgraph origin. @default 128 */
@@ -7,6 +8,9 @@ export interface UndiciFetcherOptions {
   /** Deadline for one subgraph call. @default 30000 */
   timeoutMs?: number;
 }
+
+/** What cuts a subgraph request off: an AbortSignal, or an HTTP request's departure (`lib/http.ts`). */
+export type Departure = AbortSignal | ClientDeparture;
 
 /** A subgraph's answer, read whole: subgraphs answer small JSON bodies. */
 export interface SubgraphAnswer {
@@ -22,7 +26,7 @@ export interface UndiciFetcher extends Fetcher {
    * The data sources' path: a POST of a body already serialised, with no WHATWG Request, Headers
    * or URL built per call. Rejects only when the subgraph could not be reached or did not answer.
    */
-  post(url: string, headers: Record<string, string>, body: string, signal?: AbortSignal): Promise<SubgraphAnswer>;
+  post(url: string, headers: Record<string, string>, body: string, signal?: Departure): Promise<SubgraphAnswer>;
   close(): Promise<void>;
 }
 
@@ -72,7 +76,7 @@ export function createUndiciFetcher({ connections = 128, timeoutMs = 30_000 }: U
     return target;
   };
 
-  const post = async (url: string, headers: Record<string, string>, body: string, signal?: AbortSignal): Promise<SubgraphAnswer> => {
+  const post = async (url: string, headers: Record<string, string>, body: string, signal?: Departure): Promise<SubgraphAnswer> => {
     const { origin, path } = targetOf(url);
     // Aborting closes the connection: the subgraph sees its caller go and cancels its upstream work.
     const response = await agent.request({ origin, path, method: 'POST', headers, body, ...(signal ? { signal } : {}) });

@@ -5,7 +5,7 @@ import { ApolloServer } from '@apollo/server';
 import { ApolloServerPluginLandingPageLocalDefault } from '@apollo/server/plugin/landingPage/default';
 import { ApolloServerPluginLandingPageDisabled } from '@apollo/server/plugin/disabled';
 import { apolloHandler } from '../lib/apolloHttp.ts';
-import { clientGone, listen, requestUrl, sendJson, sendText, type Started } from '../lib/http.ts';
+import { ClientDeparture, listen, requestUrl, sendJson, sendText, type Started } from '../lib/http.ts';
 import { apolloLogger, type Logger } from '../lib/logger.ts';
 import { createMetrics } from '../lib/metrics.ts';
 import { formatGraphError } from '../lib/errorFormatting.ts';
@@ -135,11 +135,21 @@ export async function startGateway(config: GatewayConfig, logger: Logger): Promi
   });
   await apollo.start();
 
-  // Each HTTP request's signal, aborted when its client goes away before the answer is written.
-  const clientSignals = new WeakMap<http.IncomingMessage, AbortSignal>();
+  // Each HTTP request's departure, told when its client goes away before the answer is written.
+  const departures = new WeakMap<http.IncomingMessage, ClientDeparture>();
   const contextOf = (req: http.IncomingMessage): GatewayContext => {
     const caller = authenticated.get(req);
-    return { headers: (caller?.headers ?? req.headers) as IncomingHttpHeaders, origin: gatewayOrigin(config.publicUrl, req, config.trustedProxies), principal: caller?.principal, signal: clientSignals.get(req) };
+    const departure = departures.get(req);
+    return {
+      headers: (caller?.headers ?? req.headers) as IncomingHttpHeaders,
+      origin: gatewayOrigin(config.publicUrl, req, config.trustedProxies),
+      principal: caller?.principal,
+      // Its AbortSignal is made only when read (shared reads wait on it): the subgraph requests are cut off through `departure`.
+      get signal() {
+        return departure?.signal;
+      },
+      departure,
+    };
   };
   const graphql = apolloHandler<GatewayContext>({
     server: apollo,
@@ -229,7 +239,7 @@ export async function startGateway(config: GatewayConfig, logger: Logger): Promi
             res.once('close', () => eventStreams.delete(res));
             return sse.handle(req, res);
           }
-          clientSignals.set(req, clientGone(res));
+          departures.set(req, new ClientDeparture(res));
           return graphql(req, res, url);
         case '/.well-known/oauth-protected-resource':
           return sendJson(res, 200, await protectedResource(req));

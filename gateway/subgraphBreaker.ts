@@ -5,7 +5,7 @@ export interface SubgraphCallOutcome {
   /** The subgraph answered: a 5xx is a failure, anything else (a GraphQL error included) shows it up. */
   answered(status: number): void;
   /** No answer (refused, reset, timed out); not a failure when the caller's own signal cut it off. */
-  unreachable(signal: AbortSignal | undefined): void;
+  unreachable(signal: { readonly aborted: boolean } | undefined): void;
 }
 
 const UNGUARDED: SubgraphCallOutcome = { answered() {}, unreachable() {} };

@@ -3,7 +3,7 @@ import { ErrorCode, graphError } from '../lib/errors.ts';
 import { GATEWAY_ORIGIN_HEADER } from '../lib/downloads.ts';
 import { CALL_BUDGET_HEADER, CALLS_MADE_HEADER } from '../lib/callBudget.ts';
 import { credentialHeadersFor } from './credentials.ts';
-import type { SubgraphAnswer, UndiciFetcher } from './fetcher.ts';
+import type { Departure, SubgraphAnswer, UndiciFetcher } from './fetcher.ts';
 import type { GatewayContext } from './context.ts';
 import { createInFlight, readKey } from './inFlight.ts';
 import type { MicroCache } from './microCache.ts';
@@ -103,13 +103,15 @@ export class SubgraphDataSource implements GraphQLDataSource<GatewayContext> {
     if (context?.headers) Object.assign(headers, credentialHeadersFor(this.name, context.headers));
     if (context?.origin) headers[GATEWAY_ORIGIN_HEADER] = context.origin;
     const body = JSON.stringify(request);
-    if (!READ.test(request.query)) return this.post(headers, body, context, context?.signal);
+    // An HTTP request is cut off through its departure, which needs no AbortSignal.
+    const departure = context?.departure ?? context?.signal;
+    if (!READ.test(request.query)) return this.post(headers, body, context, departure);
     const ttlMs = this.microCache?.ttlOf(request.query);
     const cacheKey = ttlMs === undefined ? undefined : this.microCache!.keyOf(this.name, body, headers);
     // A kept answer, like a joined one, made no upstream call of its own: the budget is not touched.
     const kept = cacheKey === undefined ? undefined : this.microCache!.get(cacheKey);
     if (kept) return kept;
-    const start = (signal: AbortSignal | undefined) => {
+    const start = (signal: Departure | undefined) => {
       const answer = this.post(headers, body, context, signal);
       if (cacheKey === undefined) return answer;
       return answer.then((whole) => {
@@ -117,13 +119,13 @@ export class SubgraphDataSource implements GraphQLDataSource<GatewayContext> {
         return whole;
       });
     };
-    if (!this.dedupe) return start(context?.signal);
+    if (!this.dedupe) return start(departure);
     const { promise, shared } = this.inFlight.run(readKey(body, headers), context?.signal, start);
     if (shared) this.shared += 1;
     return promise;
   }
 
-  private async post(headers: Record<string, string>, body: string, context: Partial<GatewayContext> | undefined, signal: AbortSignal | undefined): Promise<SubgraphAnswer> {
+  private async post(headers: Record<string, string>, body: string, context: Partial<GatewayContext> | undefined, signal: Departure | undefined): Promise<SubgraphAnswer> {
     // An open breaker fails fast here, before any budget is reserved or anything is sent.
     const outcome = admitSubgraphCall(this.breaker);
     // The operation's upstream calls are counted across its subgraph requests (gateway/demandControl.ts).

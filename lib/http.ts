@@ -1,3 +1,4 @@
+import { EventEmitter } from 'node:events';
 import http, { type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { Socket } from 'node:net';
@@ -103,4 +104,39 @@ export function clientGone(res: ServerResponse): AbortSignal {
     if (!res.writableFinished) controller.abort(new DOMException('the client went away', 'AbortError'));
   });
   return controller.signal;
+}
+
+/**
+ * The client's going away, told as `clientGone`'s signal tells it (`aborted`, `reason`, an `abort`
+ * event, which undici takes as a request's signal too), without an AbortController: one and its
+ * listener cost some 4 µs of every request, and almost none is ever cut off. The AbortSignal
+ * itself is made only for a caller that asks for it.
+ */
+export class ClientDeparture extends EventEmitter {
+  aborted = false;
+  reason: unknown = undefined;
+  private controller: AbortController | undefined;
+
+  constructor(res: ServerResponse) {
+    super();
+    res.once('close', () => {
+      if (!res.writableFinished) this.leave(new DOMException('the client went away', 'AbortError'));
+    });
+  }
+
+  /** An AbortSignal aborted with the same reason, made on first use. */
+  get signal(): AbortSignal {
+    if (!this.controller) {
+      this.controller = new AbortController();
+      if (this.aborted) this.controller.abort(this.reason);
+    }
+    return this.controller.signal;
+  }
+
+  private leave(reason: unknown): void {
+    this.aborted = true;
+    this.reason = reason;
+    this.controller?.abort(reason);
+    this.emit('abort');
+  }
 }

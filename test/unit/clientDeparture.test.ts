@@ -1,0 +1,68 @@
+import { EventEmitter } from 'node:events';
+import type { ServerResponse } from 'node:http';
+import { afterEach, describe, expect, it, vi } from 'vitest';
+import { ClientDeparture } from '../../lib/http.ts';
+
+const fakeResponse = () => Object.assign(new EventEmitter(), { writableFinished: false });
+
+/** Counts the AbortControllers made while a test runs. */
+function countControllers(): () => number {
+  let made = 0;
+  const Real = globalThis.AbortController;
+  vi.stubGlobal(
+    'AbortController',
+    class extends Real {
+      constructor() {
+        super();
+        made += 1;
+      }
+    },
+  );
+  return () => made;
+}
+
+afterEach(() => {
+  vi.unstubAllGlobals();
+});
+
+describe('a client’s departure', () => {
+  it('makes no AbortController while nobody asks for its signal, and tells its listeners when the client goes away', () => {
+    const made = countControllers();
+    const res = fakeResponse();
+    const departure = new ClientDeparture(res as unknown as ServerResponse);
+    const heard: unknown[] = [];
+    departure.once('abort', () => heard.push(departure.reason));
+    expect(departure.aborted).toBe(false);
+    res.emit('close');
+    expect(made()).toBe(0);
+    expect(departure.aborted).toBe(true);
+    expect(heard).toHaveLength(1);
+    expect((heard[0] as Error).name).toBe('AbortError');
+    // Asked for afterwards, the signal is aborted already, with the same reason.
+    expect(departure.signal.aborted).toBe(true);
+    expect(departure.signal.reason).toBe(heard[0]);
+    expect(made()).toBe(1);
+  });
+
+  it('aborts a signal asked for before the client went away, and only once', () => {
+    const res = fakeResponse();
+    const departure = new ClientDeparture(res as unknown as ServerResponse);
+    const signal = departure.signal;
+    expect(departure.signal).toBe(signal);
+    const aborted = vi.fn();
+    signal.addEventListener('abort', aborted);
+    res.emit('close');
+    expect(signal.aborted).toBe(true);
+    expect(signal.reason).toBe(departure.reason);
+    expect(aborted).toHaveBeenCalledTimes(1);
+  });
+
+  it('is not told by the close of an answer written whole', () => {
+    const res = fakeResponse();
+    const departure = new ClientDeparture(res as unknown as ServerResponse);
+    res.writableFinished = true;
+    res.emit('close');
+    expect(departure.aborted).toBe(false);
+    expect(departure.signal.aborted).toBe(false);
+  });
+});
