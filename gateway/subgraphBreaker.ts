@@ -18,8 +18,15 @@ const UNGUARDED: SubgraphCallOutcome = { answered() {}, unreachable() {} };
 export function admitSubgraphCall(guard: BreakerGuard | undefined): SubgraphCallOutcome {
   if (!guard) return UNGUARDED;
   const permit = guard.admit();
+  // Methods, not arrow functions in properties: tsx renames each of those at every call.
   return {
-    answered: (status) => (status >= 500 ? permit.failed() : permit.succeeded()),
-    unreachable: (signal) => (signal?.aborted ? permit.abandoned() : permit.failed()),
+    answered(status) {
+      if (status >= 500) permit.failed();
+      else permit.succeeded();
+    },
+    unreachable(signal) {
+      if (signal?.aborted) permit.abandoned();
+      else permit.failed();
+    },
   };
 }

@@ -95,24 +95,37 @@ export function createCircuitBreaker({ service, failures: threshold, cooldownMs,
     return state;
   };
 
+  const settle = (permit: { issued: number; probe: boolean; settled: boolean }, outcome: 'succeeded' | 'failed' | 'abandoned') => {
+    if (permit.settled) return;
+    permit.settled = true;
+    if (permit.issued !== generation) return;
+    if (permit.probe) {
+      if (outcome === 'abandoned') probing = false;
+      else move(outcome === 'succeeded' ? 'closed' : 'open');
+      return;
+    }
+    if (outcome === 'succeeded') failures = 0;
+    else if (outcome === 'failed') {
+      failures += 1;
+      if (failures >= threshold) move('open');
+    }
+  };
+
+  // Methods, not arrow functions in properties: under tsx (which keeps function names) each of
+  // those was renamed with a property definition at every call, a permit per upstream call.
   const permitFor = (issued: number, probe: boolean): BreakerPermit => {
-    let settled = false;
-    const settle = (outcome: 'succeeded' | 'failed' | 'abandoned') => {
-      if (settled) return;
-      settled = true;
-      if (issued !== generation) return;
-      if (probe) {
-        if (outcome === 'abandoned') probing = false;
-        else move(outcome === 'succeeded' ? 'closed' : 'open');
-        return;
-      }
-      if (outcome === 'succeeded') failures = 0;
-      else if (outcome === 'failed') {
-        failures += 1;
-        if (failures >= threshold) move('open');
-      }
+    const permit = { issued, probe, settled: false };
+    return {
+      succeeded() {
+        settle(permit, 'succeeded');
+      },
+      failed() {
+        settle(permit, 'failed');
+      },
+      abandoned() {
+        settle(permit, 'abandoned');
+      },
     };
-    return { succeeded: () => settle('succeeded'), failed: () => settle('failed'), abandoned: () => settle('abandoned') };
   };
 
   return {

@@ -127,16 +127,33 @@ export function createRequestScope(req: IncomingMessage, res: ServerResponse, ca
 /** A transport whose every call belongs to one request's scope. */
 export function scopedTransport(transport: RestTransport, scope: CallScope | undefined): RestTransport {
   if (!scope) return transport;
+  // Methods, not arrow functions in properties: tsx, which keeps function names, renames each of
+  // those with a property definition every time this runs, once per request.
   return {
     service: transport.service,
-    request: (call) => transport.request({ ...call, scope }),
-    lookup: (call) => transport.lookup({ ...call, scope }),
-    stream: (call) => transport.stream({ ...call, scope }),
-    close: () => transport.close(),
+    request(call) {
+      return transport.request({ ...call, scope });
+    },
+    lookup(call) {
+      return transport.lookup({ ...call, scope });
+    },
+    stream(call) {
+      return transport.stream({ ...call, scope });
+    },
+    close() {
+      return transport.close();
+    },
   };
 }
 
 /** Loader options that stop a request's queued keys once it is cancelled (see `createPerKeyLoader`): the scope tells `aborted` as a signal does. */
 export function cancelledWith(scope: CallScope | undefined, service: string): { signal?: Cancellation; cancelled?: () => Error } {
-  return scope ? { signal: scope, cancelled: () => cancelledCall(service) } : {};
+  return scope
+    ? {
+        signal: scope,
+        cancelled() {
+          return cancelledCall(service);
+        },
+      }
+    : {};
 }

@@ -116,6 +116,18 @@ export async function startSubgraph<Context extends BaseContext>(definition: Sub
   let draining = false;
   const inFlight = createInFlightRequests();
 
+  // Made once, not a closure per request: tsx, which keeps function names, renames each one made.
+  const handle = (req: IncomingMessage, res: ServerResponse, url: URL, method: string, route: SubgraphRoute | undefined) =>
+    route
+      ? route.handler(req, res, url)
+      : url.pathname === '/graphql'
+        ? graphql(req, res, url)
+        : url.pathname === '/health'
+          ? sendJson(res, draining ? 503 : 200, { status: draining ? 'draining' : 'ok', subgraph: definition.name })
+          : url.pathname === '/metrics'
+            ? definition.metrics.registry.metrics().then((text) => sendText(res, 200, text, definition.metrics.registry.contentType))
+            : sendJson(res, 404, { message: `no route ${method} ${url.pathname}` });
+
   const server = http.createServer((req, res) => {
     const url = requestUrl(req);
     const method = (req.method ?? 'GET').toUpperCase();
@@ -127,19 +139,9 @@ export async function startSubgraph<Context extends BaseContext>(definition: Sub
       if (req.headers.upgrade) return sendJson(res, 503, { message: `the ${definition.name} subgraph is restarting` });
     }
     const route = routes.find((candidate) => routeMatches(candidate, method, url.pathname));
-    const handle = () =>
-      route
-        ? route.handler(req, res, url)
-        : url.pathname === '/graphql'
-          ? graphql(req, res, url)
-          : url.pathname === '/health'
-            ? sendJson(res, draining ? 503 : 200, { status: draining ? 'draining' : 'ok', subgraph: definition.name })
-            : url.pathname === '/metrics'
-              ? definition.metrics.registry.metrics().then((text) => sendText(res, 200, text, definition.metrics.registry.contentType))
-              : sendJson(res, 404, { message: `no route ${method} ${url.pathname}` });
     // Named by the route's template: a webhook receiver's path holds its secret.
     const tracedRoute = route ? route.path : url.pathname === '/graphql' ? '/graphql' : undefined;
-    const work = tracing && tracedRoute ? tracing.serve(req, res, tracedRoute, handle) : handle();
+    const work = tracing && tracedRoute ? tracing.serve(req, res, tracedRoute, () => handle(req, res, url, method, route)) : handle(req, res, url, method, route);
     Promise.resolve(work).catch((error: unknown) => {
       logger.error({ err: error instanceof Error ? { name: error.name, message: error.message } : String(error) }, 'request failed');
       if (!res.headersSent) sendJson(res, 500, { message: 'internal error' });

@@ -425,6 +425,59 @@ export function plpIdOf(body: unknown): string | undefined {
 }
 
 /**
+ * What every call of one caller's client is built with. Methods of an object made once per client,
+ * not functions declared in its factory: tsx, which keeps function names, renames each of those
+ * with a property definition every time the factory runs, once per request.
+ */
+function marketplaceCalls(options: MarketplaceClientOptions, secrets: readonly string[]) {
+  const { transport, credential } = options;
+  const calls = {
+    authenticated(call: Omit<RestCall, 'secrets'>, { identity, account }: AuthProfile = FULL): RestCall {
+      const { email, apiKey, accountKey, userToken } = credential;
+      const headers: Record<string, string> = {};
+      if (apiKey && (email || identity === 'apiKey')) {
+        headers['x-api-key'] = apiKey;
+        if (email) headers['x-user-email'] = email;
+      } else if (userToken) {
+        headers['x-user-token'] = userToken;
+      } else {
+        const wanted = identity === 'full' ? `${CREDENTIAL_HEADERS.email} and ${CREDENTIAL_HEADERS.apiKey}` : CREDENTIAL_HEADERS.apiKey;
+        throw missingCredential(SERVICE, `${wanted} (or ${CREDENTIAL_HEADERS.userToken})`);
+      }
+      if (account === 'required' && !accountKey) throw missingCredential(SERVICE, CREDENTIAL_HEADERS.accountKey);
+      if (account !== 'absent' && accountKey) headers['x-accountmanager-key'] = accountKey;
+      // The fixed property first: a literal that starts with a spread makes V8 clone the shape of `call`,
+      // which differs at every call site, at about four times the cost per upstream call.
+      return { secrets, ...call, headers: { ...call.headers, ...headers } };
+    },
+
+    /** An upstream page token may reach a client inside our cursor only if it holds no credential. */
+    vetted(token: string | null): string | null {
+      if (token === null) return null;
+      if (holdsCredential(token, secrets)) throw upstreamContractError(SERVICE, 'the next-page token carries a credential, so it cannot be handed out as a cursor');
+      return token;
+    },
+
+    /** The `next` URL as a path below the base URL: a cursor can then only ever reach this service. */
+    nextPath(next: unknown): string | null {
+      if (typeof next !== 'string' || next.trim() === '') return null;
+      const base = new URL(options.apiUrl);
+      const prefix = base.pathname.replace(/\/+$/, '');
+      const url = new URL(next, `${base.origin}${prefix}/`);
+      if (url.origin !== base.origin || !url.pathname.startsWith(`${prefix}/`)) throw upstreamContractError(SERVICE, 'the next-page URL points outside the service');
+      return calls.vetted(`${url.pathname.slice(prefix.length)}${url.search}`);
+    },
+
+    async putVariation(operation: string, sku: string, variation: Record<string, unknown>): Promise<VariationDto | null> {
+      const response = await transport.request(calls.authenticated({ operation, method: 'PUT', path: restPath('/variations/:sku', { sku }), body: { json: { variation } } }));
+      // The answer is not documented: the variation when it holds one, else the resolver reads it back.
+      return holds(response.body, 'variation') ? read(ANSWERS.variation, response, operation) : null;
+    },
+  };
+  return calls;
+}
+
+/**
  * Every marketplace endpoint, called from here and nowhere else. Credentials travel as the
  * headers the spec names, each only where its Authentication table asks for it.
  */
@@ -434,47 +487,7 @@ export function createMarketplaceClient(options: MarketplaceClientOptions): Mark
   const fulfillment = restPath('/fulfillment/:marketplace', { marketplace });
   const secrets = [credential.apiKey, credential.accountKey, credential.userToken, credential.email].filter((value): value is string => Boolean(value));
 
-  function authenticated(call: Omit<RestCall, 'secrets'>, { identity, account }: AuthProfile = FULL): RestCall {
-    const { email, apiKey, accountKey, userToken } = credential;
-    const headers: Record<string, string> = {};
-    if (apiKey && (email || identity === 'apiKey')) {
-      headers['x-api-key'] = apiKey;
-      if (email) headers['x-user-email'] = email;
-    } else if (userToken) {
-      headers['x-user-token'] = userToken;
-    } else {
-      const wanted = identity === 'full' ? `${CREDENTIAL_HEADERS.email} and ${CREDENTIAL_HEADERS.apiKey}` : CREDENTIAL_HEADERS.apiKey;
-      throw missingCredential(SERVICE, `${wanted} (or ${CREDENTIAL_HEADERS.userToken})`);
-    }
-    if (account === 'required' && !accountKey) throw missingCredential(SERVICE, CREDENTIAL_HEADERS.accountKey);
-    if (account !== 'absent' && accountKey) headers['x-accountmanager-key'] = accountKey;
-    // The fixed property first: a literal that starts with a spread makes V8 clone the shape of `call`,
-    // which differs at every call site, at about four times the cost per upstream call.
-    return { secrets, ...call, headers: { ...call.headers, ...headers } };
-  }
-
-  /** An upstream page token may reach a client inside our cursor only if it holds no credential. */
-  function vetted(token: string | null): string | null {
-    if (token === null) return null;
-    if (holdsCredential(token, secrets)) throw upstreamContractError(SERVICE, 'the next-page token carries a credential, so it cannot be handed out as a cursor');
-    return token;
-  }
-
-  /** The `next` URL as a path below the base URL: a cursor can then only ever reach this service. */
-  function nextPath(next: unknown): string | null {
-    if (typeof next !== 'string' || next.trim() === '') return null;
-    const base = new URL(options.apiUrl);
-    const prefix = base.pathname.replace(/\/+$/, '');
-    const url = new URL(next, `${base.origin}${prefix}/`);
-    if (url.origin !== base.origin || !url.pathname.startsWith(`${prefix}/`)) throw upstreamContractError(SERVICE, 'the next-page URL points outside the service');
-    return vetted(`${url.pathname.slice(prefix.length)}${url.search}`);
-  }
-
-  async function putVariation(operation: string, sku: string, variation: Record<string, unknown>): Promise<VariationDto | null> {
-    const response = await transport.request(authenticated({ operation, method: 'PUT', path: restPath('/variations/:sku', { sku }), body: { json: { variation } } }));
-    // The answer is not documented: the variation when it holds one, else the resolver reads it back.
-    return holds(response.body, 'variation') ? read(ANSWERS.variation, response, operation) : null;
-  }
+  const { authenticated, vetted, nextPath, putVariation } = marketplaceCalls(options, secrets);
 
   return {
     async listLabelGroups() {
@@ -534,9 +547,13 @@ export function createMarketplaceClient(options: MarketplaceClientOptions): Mark
       return response ? read(ANSWERS.variation, response, 'getVariation') : null;
     },
 
-    updateVariation: (sku, changes) => putVariation('updateVariation', sku, { ...changes }),
+    updateVariation(sku, changes) {
+      return putVariation('updateVariation', sku, { ...changes });
+    },
 
-    updateVariationPrice: (sku, price) => putVariation('updateVariationPrice', sku, { specifications: [{ key: 'price', value: price }] }),
+    updateVariationPrice(sku, price) {
+      return putVariation('updateVariationPrice', sku, { specifications: [{ key: 'price', value: price }] });
+    },
 
     async deleteVariation(sku) {
       await transport.request(authenticated({ operation: 'deleteVariation', method: 'DELETE', path: restPath('/variations/:sku', { sku }) }));

@@ -27,7 +27,15 @@ export interface RecognitionDependencies {
 export function makeContext({ transport, events, credentialChecks }: RecognitionDependencies, headers: IncomingMessage['headers'] | Record<string, unknown>, scope?: CallScope): RecognitionContext {
   const token = credentialHeader(headers, CREDENTIAL_HEADER);
   const client = createRecognitionClient({ transport: scopedTransport(transport, scope), token });
-  return { client, loaders: createLoaders(client, scope), events, verifyCredential: () => credentialChecks.check(token, () => client.verifyCredential()) };
+  return {
+    client,
+    loaders: createLoaders(client, scope),
+    events,
+    // A method: an arrow function in a property is renamed at every request under tsx.
+    verifyCredential() {
+      return credentialChecks.check(token, () => client.verifyCredential());
+    },
+  };
 }
 
 const OUR_WEBHOOK = new RegExp(`(${WEBHOOK_PATH.replace(/\//g, '\\/')}\\/)[^/?#]+`);

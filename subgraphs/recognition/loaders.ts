@@ -15,12 +15,14 @@ export interface RecognitionLoaders {
   webhooks: DataLoader<'all', WebhookDto[]>;
 }
 
+const rewardCacheKey = (key: RewardKey) => `${key.id}\u0000${key.requestCountry ?? ''}`;
+
 /** Built once per request, so nothing cached here outlives the caller whose credential fetched it. */
 export function createLoaders(client: RecognitionClient, scope?: CallScope): RecognitionLoaders {
   const cancellation = cancelledWith(scope, 'recognition');
   return {
     reward: createPerKeyLoader((key: RewardKey) => client.getReward(key.id, key.requestCountry), {
-      cacheKeyFn: (key) => `${key.id}\u0000${key.requestCountry ?? ''}`,
+      cacheKeyFn: rewardCacheKey,
       ...cancellation,
     }),
     redemption: createPerKeyLoader((id: string) => client.getRedemption(id), cancellation),
