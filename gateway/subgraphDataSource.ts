@@ -111,14 +111,14 @@ export class SubgraphDataSource implements GraphQLDataSource<GatewayContext> {
     // A kept answer, like a joined one, made no upstream call of its own: the budget is not touched.
     const kept = cacheKey === undefined ? undefined : this.microCache!.get(cacheKey);
     if (kept) return kept;
-    if (!this.dedupe) return this.start(headers, body, context, departure, cacheKey, ttlMs);
-    const { promise, shared } = this.inFlight.run(readKey(body, headers), context?.signal, (signal) => this.start(headers, body, context, signal, cacheKey, ttlMs));
+    if (!this.dedupe) return this.sendRead(headers, body, context, departure, cacheKey, ttlMs);
+    const { promise, shared } = this.inFlight.run(readKey(body, headers), context?.signal, (signal) => this.sendRead(headers, body, context, signal, cacheKey, ttlMs));
     if (shared) this.shared += 1;
     return promise;
   }
 
   /** Sends a read, and keeps its answer when the micro-cache is asked to. */
-  private start(headers: Record<string, string>, body: string, context: Partial<GatewayContext> | undefined, signal: Departure | undefined, cacheKey: string | undefined, ttlMs: number | undefined): Promise<SubgraphAnswer> {
+  private sendRead(headers: Record<string, string>, body: string, context: Partial<GatewayContext> | undefined, signal: Departure | undefined, cacheKey: string | undefined, ttlMs: number | undefined): Promise<SubgraphAnswer> {
     const answer = this.post(headers, body, context, signal);
     if (cacheKey === undefined) return answer;
     return answer.then((whole) => {
