@@ -57,7 +57,7 @@ export function metricsPlugin<Context extends BaseContext>(metrics: OperationMet
  * Subscription economy: upstream streams and plan executions stay flat as identical subscribers
  * are added; only `subscribers` grows.
  */
-export function subscriptionMetrics(registry: Registry, executor: SubscriptionExecutor, payloads?: Pick<SharedPayloads, 'serializations'>): void {
+export function subscriptionMetrics(registry: Registry, executor: SubscriptionExecutor, payloads?: Pick<SharedPayloads, 'serializations' | 'framesWritten'>): void {
   const read = (pick: (stats: ReturnType<SubscriptionExecutor['stats']>) => number) =>
     function (this: Gauge) {
       this.set(pick(executor.stats()));
@@ -81,6 +81,15 @@ export function subscriptionMetrics(registry: Registry, executor: SubscriptionEx
     collect() {
       this.reset();
       this.inc(payloads.serializations);
+    },
+  });
+  new Counter({
+    name: 'gateway_stream_frames_written_total',
+    help: "graphql-ws next frames written straight to a subscriber's socket around a shared payload (the rest go through graphql-ws's own loop)",
+    registers: [registry],
+    collect() {
+      this.reset();
+      this.inc(payloads.framesWritten);
     },
   });
 }

@@ -9,6 +9,24 @@ export interface PushIterator<T> extends AsyncIterableIterator<T> {
   push(value: T): void;
   /** Ends the stream after what is queued (with a final error when given). */
   end(error?: Error): void;
+  /**
+   * From now on, values go straight to `sink` as they are pushed instead of waiting for `next()`,
+   * what was queued first; `next()` then only tells the end (done, or the final error). False
+   * when the stream has ended already: the reader drains it by `next()` as before.
+   */
+  deliverTo(sink: PushSink<T>): boolean;
+}
+
+/** Where a subscriber's values are written without a pull per value: its connection. */
+export interface PushSink<T> {
+  write(value: T): void;
+  /** Values written and not yet taken by the connection: the subscriber's queue, bounded by `capacity`. */
+  readonly backlog: number;
+}
+
+/** Whether a stream a transport got can be written to directly. */
+export function isPushIterator<T>(value: unknown): value is PushIterator<T> {
+  return typeof value === 'object' && value !== null && typeof (value as Partial<PushIterator<T>>).deliverTo === 'function';
 }
 
 export function createPushIterator<T>({ capacity = 10_000, onReturn }: { capacity?: number; onReturn?: () => void } = {}): PushIterator<T> {
@@ -17,6 +35,7 @@ export function createPushIterator<T>({ capacity = 10_000, onReturn }: { capacit
   let failing: ((error: Error) => void) | undefined;
   let ended = false;
   let finalError: Error | undefined;
+  let sink: PushSink<T> | undefined;
 
   const finish = () => {
     if (ended) return;
@@ -24,9 +43,23 @@ export function createPushIterator<T>({ capacity = 10_000, onReturn }: { capacit
     onReturn?.();
   };
 
+  const tooSlow = () =>
+    // The client's own doing, and one it can recover from without losing an event: say how.
+    iterator.end(
+      graphError(
+        `this subscriber fell ${capacity} events behind and was disconnected; subscribe again with \`after\` set to the \`cursor\` of the last event received to get the events missed since`,
+        { code: ErrorCode.SubscriberTooSlow },
+      ),
+    );
+
   const iterator: PushIterator<T> = {
     push(value) {
       if (ended) return;
+      if (sink) {
+        if (sink.backlog >= capacity) tooSlow();
+        else sink.write(value);
+        return;
+      }
       if (waiting) {
         const resolve = waiting;
         waiting = failing = undefined;
@@ -34,16 +67,16 @@ export function createPushIterator<T>({ capacity = 10_000, onReturn }: { capacit
         return;
       }
       if (queue.length >= capacity) {
-        // The client's own doing, and one it can recover from without losing an event: say how.
-        iterator.end(
-          graphError(
-            `this subscriber fell ${capacity} events behind and was disconnected; subscribe again with \`after\` set to the \`cursor\` of the last event received to get the events missed since`,
-            { code: ErrorCode.SubscriberTooSlow },
-          ),
-        );
+        tooSlow();
         return;
       }
       queue.push(value);
+    },
+    deliverTo(target) {
+      if (ended) return false;
+      for (const value of queue.splice(0)) target.write(value);
+      sink = target;
+      return true;
     },
     end(error) {
       if (ended) return;

@@ -12,6 +12,9 @@ export interface SharedPayloads {
   bytesOf(result: object): Buffer;
   /** Results serialised since start: one per event per group of identical subscribers. */
   readonly serializations: number;
+  /** Counts a frame written straight to a subscriber's socket around these bytes (graphql-ws's loop bypassed). */
+  frameWritten(): void;
+  readonly framesWritten: number;
 }
 
 export interface SharedPayloadsOptions {
@@ -22,6 +25,7 @@ export interface SharedPayloadsOptions {
 export function createSharedPayloads({ serialize = JSON.stringify }: SharedPayloadsOptions = {}): SharedPayloads {
   const serialized = new WeakMap<object, Buffer>();
   let serializations = 0;
+  let framesWritten = 0;
   return {
     bytesOf(result) {
       let bytes = serialized.get(result);
@@ -34,6 +38,12 @@ export function createSharedPayloads({ serialize = JSON.stringify }: SharedPaylo
     },
     get serializations() {
       return serializations;
+    },
+    frameWritten() {
+      framesWritten += 1;
+    },
+    get framesWritten() {
+      return framesWritten;
     },
   };
 }

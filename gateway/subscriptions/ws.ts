@@ -5,7 +5,8 @@ import { useServer } from 'graphql-ws/use/ws';
 import { lowerCaseKeys, type Headers, type OperationRunner } from './operations.ts';
 import { createOperationPreparer } from './prepare.ts';
 import { PAYLOAD_PLACEHOLDER, type SharedPayloads } from './sharedPayloads.ts';
-import { SharedFrameWebSocket } from './wsFrames.ts';
+import { createNextFrameSink, SharedFrameWebSocket } from './wsFrames.ts';
+import { isPushIterator } from './pushIterator.ts';
 import type { OperationParams, TrustedDocuments } from '../trustedDocuments.ts';
 
 export interface WebSocketTransportOptions {
@@ -34,7 +35,7 @@ export interface WebSocketTransportOptions {
  * each operation is checked as Apollo Server checks one over HTTP, with the same codes.
  */
 export function attachWebSocketTransport({ server, schema, runner, format, rules = [], trustedDocuments, maxPayloadBytes, maxOperationsPerConnection, path = '/graphql', payloads }: WebSocketTransportOptions): (code?: number, reason?: string) => Promise<void> {
-  const wss = new WebSocketServer({ server, path, maxPayload: maxPayloadBytes, WebSocket: SharedFrameWebSocket });
+  const wss = new WebSocketServer({ server, path, maxPayload: maxPayloadBytes, perMessageDeflate: false, WebSocket: SharedFrameWebSocket });
   const prepare = createOperationPreparer({ schema, rules });
   // One per connection, aborted when it closes: queries and mutations still running stop their
   // upstream work, as an HTTP request's do when its client goes away (subscriptions end anyway).
@@ -63,6 +64,13 @@ export function attachWebSocketTransport({ server, schema, runner, format, rules
       onClose: (ctx) => closing.get(ctx)?.abort(new DOMException('the client went away', 'AbortError')),
       subscribe: (args) => runner.subscribe({ ...args, ...(args.contextValue as { headers: Headers; remoteAddress?: string }) }),
       execute: (args) => runner.execute({ ...args, ...(args.contextValue as { headers: Headers; remoteAddress?: string; signal: AbortSignal }) }),
+      // A group's events go straight to each subscriber's socket as they come, framed around the
+      // payload serialised once; graphql-ws still sends the end (`complete` or `error`).
+      onOperation: (ctx, id, _payload, _args, result) => {
+        const { socket, request } = ctx.extra;
+        if (payloads && isPushIterator<object>(result) && socket.extensions === '') result.deliverTo(createNextFrameSink(socket, request.socket, id, payloads));
+        return undefined;
+      },
       // Every result of the runner is already formatted: send it as it is, serialised once for all
       // the subscribers it was pushed to (the socket frames it around the operation's id).
       onNext: (ctx, id, _payload, _args, result) => {

@@ -1,5 +1,7 @@
+import type { Duplex } from 'node:stream';
 import { WebSocket } from 'ws';
-import { PAYLOAD_PLACEHOLDER_JSON } from './sharedPayloads.ts';
+import { PAYLOAD_PLACEHOLDER_JSON, type SharedPayloads } from './sharedPayloads.ts';
+import type { PushSink } from './pushIterator.ts';
 
 type SendOptions = { mask?: boolean; binary?: boolean; compress?: boolean; fin?: boolean };
 type SendCallback = (error?: Error) => void;
@@ -10,6 +12,87 @@ const NEXT_TAIL = Buffer.from('}');
 export function nextFrame(id: string, payload: Buffer): Buffer {
   const head = `{"id":${JSON.stringify(id)},"type":"next","payload":`;
   return Buffer.concat([Buffer.from(head), payload, NEXT_TAIL]);
+}
+
+/**
+ * The WebSocket frame (RFC 6455 §5.2: FIN, text, unmasked as a server's are) carrying `message`,
+ * header and all, so a socket can be given it in one write.
+ */
+export function textFrame(message: Buffer): Buffer {
+  const length = message.length;
+  const headerLength = length < 126 ? 2 : length < 65_536 ? 4 : 10;
+  const frame = Buffer.allocUnsafe(headerLength + length);
+  frame[0] = 0x81;
+  if (length < 126) frame[1] = length;
+  else if (length < 65_536) {
+    frame[1] = 126;
+    frame.writeUInt16BE(length, 2);
+  } else {
+    frame[1] = 127;
+    frame.writeBigUInt64BE(BigInt(length), 2);
+  }
+  message.copy(frame, headerLength);
+  return frame;
+}
+
+/** An event's whole `next` frames by operation id: subscribers mostly share theirs (each connection's first is "1"), so mostly one frame for all. */
+const framesOfPayload = new WeakMap<Buffer, Map<string, Buffer>>();
+/** Ids whose frame is kept per event; a client choosing ids of its own gets its frame built for it. */
+const FRAMES_KEPT_PER_EVENT = 16;
+
+function sharedNextFrame(id: string, payload: Buffer): Buffer {
+  let frames = framesOfPayload.get(payload);
+  if (!frames) framesOfPayload.set(payload, (frames = new Map()));
+  let frame = frames.get(id);
+  if (!frame) {
+    frame = textFrame(nextFrame(id, payload));
+    if (frames.size < FRAMES_KEPT_PER_EVENT) frames.set(id, frame);
+  }
+  return frame;
+}
+
+/**
+ * Sockets written to in this turn of the event loop, held corked until the next: when events come
+ * faster than the loop turns, a subscriber's frames of several events leave in one system call.
+ */
+const corked = new Set<Duplex>();
+const uncorkAll = () => {
+  for (const socket of corked) socket.uncork();
+  corked.clear();
+};
+
+/**
+ * Operation `id`'s events written straight to the subscriber's TCP socket as they come, each a
+ * `next` frame built once per event around the payload serialised once for the group: no pull,
+ * envelope, promise or frame header per subscriber, as graphql-ws's loop and `ws` would make. Its
+ * backlog is the frames the socket has not yet handed to the system.
+ *
+ * `ws` writes to the same socket (graphql-ws's own messages, pings, the close); it writes each
+ * message synchronously and in order unless it is compressing, so this is used only on a socket
+ * that negotiated no extension (the server offers none).
+ */
+export function createNextFrameSink(webSocket: WebSocket, tcp: Duplex, id: string, payloads: Pick<SharedPayloads, 'bytesOf' | 'frameWritten'>): PushSink<object> {
+  let backlog = 0;
+  const taken = () => {
+    backlog -= 1;
+  };
+  return {
+    write(result) {
+      // graphql-ws sends nothing on a closing socket either; its close ends the subscription.
+      if (webSocket.readyState !== WebSocket.OPEN) return;
+      if (!corked.has(tcp)) {
+        if (corked.size === 0) setImmediate(uncorkAll);
+        tcp.cork();
+        corked.add(tcp);
+      }
+      backlog += 1;
+      tcp.write(sharedNextFrame(id, payloads.bytesOf(result)), taken);
+      payloads.frameWritten();
+    },
+    get backlog() {
+      return backlog;
+    },
+  };
 }
 
 /**

@@ -97,6 +97,8 @@ describe('subscription fan-out', () => {
 
       // One serialisation per event for the five subscribers of the group, whichever their transport.
       expect((await metric(t.graphqlUrl, 'gateway_stream_payloads_serialized_total')) - serialisedBefore).toBe(events);
+      // The four graphql-ws subscribers' frames were written straight to their sockets, not through graphql-ws's loop.
+      expect(await metric(t.graphqlUrl, 'gateway_stream_frames_written_total')).toBe(events * IDS.length);
       // Off, nothing counts them: graphql-ws and graphql-sse serialise each subscriber's copy themselves.
       expect(await metric(perSubscriber.graphqlUrl, 'gateway_stream_payloads_serialized_total')).toBeNaN();
 

@@ -1,7 +1,11 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { createSharedPayloads } from '../../gateway/subscriptions/sharedPayloads.ts';
-import { nextFrame } from '../../gateway/subscriptions/wsFrames.ts';
+import { createRequire } from 'node:module';
+import { nextFrame, textFrame } from '../../gateway/subscriptions/wsFrames.ts';
+
+/** ws's own framing (untyped in @types/ws), the reference a whole frame must match. */
+const { frame: wsFrame } = (createRequire(import.meta.url)('ws') as { Sender: unknown }).Sender as { frame(data: Buffer, options: { fin: boolean; rsv1: boolean; opcode: number; mask: boolean; readOnly: boolean }): Buffer[] };
 
 describe('shared payloads', () => {
   it('serialise a result once however many subscribers ask, and each distinct result once', () => {
@@ -22,6 +26,19 @@ describe('shared payloads', () => {
         const payload = { data };
         expect(nextFrame(id, Buffer.from(JSON.stringify(payload))).toString('utf8')).toBe(JSON.stringify({ id, type: 'next', payload }));
       }),
+    );
+  });
+
+  it("frame a message as a whole WebSocket text frame, header and all, as ws's sender frames a server's", () => {
+    // Each side of the two length boundaries of RFC 6455's header (126 and 65,536 bytes).
+    const lengths = fc.oneof(fc.constantFrom(0, 1, 125, 126, 127, 65_535, 65_536, 65_537), fc.nat({ max: 200_000 }));
+    fc.assert(
+      fc.property(lengths, fc.nat({ max: 255 }), (length, fill) => {
+        const message = Buffer.alloc(length, fill);
+        const expected = Buffer.concat(wsFrame(message, { fin: true, rsv1: false, opcode: 1, mask: false, readOnly: false }));
+        expect(textFrame(message).equals(expected)).toBe(true);
+      }),
+      { numRuns: 60 },
     );
   });
 });
