@@ -47,9 +47,11 @@ export interface MarketplaceDependencies {
   cursors: CursorSigner;
 }
 
+const CREDENTIAL_FIELDS = Object.entries(CREDENTIAL_HEADERS) as [keyof MarketplaceCredential, string][];
+
 function credentialOf(headers: IncomingMessage['headers']): MarketplaceCredential {
   const credential: MarketplaceCredential = {};
-  for (const [field, header] of Object.entries(CREDENTIAL_HEADERS) as [keyof MarketplaceCredential, string][]) {
+  for (const [field, header] of CREDENTIAL_FIELDS) {
     const value = credentialHeader(headers, header);
     if (value) credential[field] = value;
   }

@@ -40,4 +40,9 @@ describe('download links', () => {
     expect(gatewayOriginOf('javascript:alert(1)')).toBeUndefined();
     expect(gatewayOriginOf(undefined)).toBeUndefined();
   });
+
+  it('read each origin header for itself, a repeat and a change alike (the last value is remembered)', () => {
+    const values = ['https://a.example.com', 'https://a.example.com', 'https://a.example.com/x', 'https://a.example.com/x', 'https://b.example.com:8443/', 'https://a.example.com', ['https://c.example.com', 'https://d.example.com']];
+    expect(values.map((value) => gatewayOriginOf(value))).toEqual(['https://a.example.com', 'https://a.example.com', undefined, undefined, 'https://b.example.com:8443', 'https://a.example.com', 'https://c.example.com']);
+  });
 });
