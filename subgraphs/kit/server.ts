@@ -73,6 +73,9 @@ export interface StartedSubgraph extends Started {
   drain(settings: DrainSettings): Promise<void>;
 }
 
+const REQUEST_SCOPE = Symbol('request call scope');
+type ScopedRequest = IncomingMessage & { [REQUEST_SCOPE]?: CallScope };
+
 function routeMatches(route: SubgraphRoute, method: string, path: string): boolean {
   if (route.method !== method) return false;
   return route.path.endsWith('/*') ? path.startsWith(route.path.slice(0, -1)) : route.path === path;
@@ -99,9 +102,9 @@ export async function startSubgraph<Context extends BaseContext>(definition: Sub
     plugins: [ApolloServerPluginLandingPageDisabled(), ApolloServerPluginInlineTraceDisabled(), ApolloServerPluginCacheControlDisabled()],
   });
   await apollo.start();
-  // One scope per HTTP request, shared by the compiled path and Apollo Server's.
-  const scopes = new WeakMap<IncomingMessage, CallScope>();
-  const scopeOf = (req: IncomingMessage) => scopes.get(req);
+  // One scope per HTTP request, shared by the compiled path and Apollo Server's. On the request
+  // itself: a WeakMap entry per request cost its set and get, and the collector's work on ephemerons.
+  const scopeOf = (req: IncomingMessage) => (req as ScopedRequest)[REQUEST_SCOPE];
   const graphqlHandler = apolloHandler<Context>({
     server: apollo,
     context: async ({ req }) => definition.context(req.headers, scopeOf(req)),
@@ -109,7 +112,7 @@ export async function startSubgraph<Context extends BaseContext>(definition: Sub
   });
   const cap = definition.maxRequestUpstreamCalls ?? 1000;
   const graphql = (req: IncomingMessage, res: ServerResponse, url: URL) => {
-    scopes.set(req, createRequestScope(req, res, cap));
+    (req as ScopedRequest)[REQUEST_SCOPE] = createRequestScope(req, res, cap);
     return graphqlHandler(req, res, url);
   };
   const routes = definition.routes ?? [];
