@@ -334,6 +334,8 @@ export function createRestTransport(options: RestTransportOptions): RestTranspor
   const debugging = () => logger?.isLevelEnabled('debug') === true;
   const base = new URL(options.baseUrl);
   const basePath = base.pathname.replace(/\/+$/, '');
+  // Read once: a URL's origin is computed anew at every read.
+  const baseOrigin = base.origin;
   const pools = new Map<string, Pool>();
 
   function poolFor(origin: string): Pool {
@@ -366,7 +368,7 @@ export function createRestTransport(options: RestTransportOptions): RestTranspor
     // The last guard behind `restPath`: a dot segment would call another endpoint than the one meant.
     if (hasDotSegment(call.path)) throw new Error(`${service}.${call.operation}: the upstream path holds a dot segment; build paths with restPath`);
     const target = ABSOLUTE_URL.test(call.path) ? new URL(call.path) : undefined;
-    const origin = target ? target.origin : base.origin;
+    const origin = target ? target.origin : baseOrigin;
     const path = target ? `${target.pathname}${target.search}` : `${basePath}${call.path}`;
     const fullPath = `${path}${encodeQuery(call.query)}`.replace('?&', '?');
     const { payload, contentType } = call.body ? await encodeBody(call.body) : NO_BODY;
