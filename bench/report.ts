@@ -243,7 +243,7 @@ export function formatReport(report: BenchReport): string {
     '',
     'Subscriptions over graphql-ws: a bonus given in the emulator, its webhook, to every subscriber (each its own connection, in processes apart from the benchmark)',
     table(
-      ['subscribers', 'processes', 'p50 ms', 'p99 ms', 'lost', 'events/s', 'deliveries/s', 'gateway CPU µs/delivery', 'upstream streams', 'plans run/event', 'serialised/event', 'REST calls/event', 'gateway KiB/subscriber RSS', 'live heap'],
+      ['subscribers', 'processes', 'p50 ms', 'p99 ms', 'lost', 'events/s', 'deliveries/s', 'gateway CPU µs/delivery', 'upstream streams', 'plans run/event', 'serialised/event', 'written directly/delivery', 'REST calls/event', 'gateway KiB/subscriber RSS', 'live heap'],
       report.subscriptions.map((row) => [
         String(row.subscribers),
         String(row.subscriberProcesses),
@@ -256,6 +256,7 @@ export function formatReport(report: BenchReport): string {
         String(row.upstreamStreams),
         fixed(row.executionsPerEvent, 2),
         fixed(row.serializationsPerEvent, 2),
+        fixed(row.directFramesPerDelivery, 2),
         fixed(row.upstreamCallsPerEvent, 2),
         fixed(row.gatewayRssKiBPerSubscriber, 1),
         fixed(row.gatewayHeapKiBPerSubscriber, 1),

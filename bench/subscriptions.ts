@@ -32,6 +32,8 @@ export interface SubscriptionResult {
   executionsPerEvent: number;
   /** Payloads the gateway serialised per timed event: one, whatever the subscriber count (NaN with GATEWAY_SHARED_PAYLOADS off). */
   serializationsPerEvent: number;
+  /** Deliveries whose frame the gateway wrote straight to the subscriber's socket (1 when graphql-ws's per-subscriber loop is bypassed for all; NaN with GATEWAY_SHARED_PAYLOADS off). */
+  directFramesPerDelivery: number;
   /** Calls to the REST API per timed event (an event costs none: the webhook brings it). */
   upstreamCallsPerEvent: number;
   /** The gateway's resident set grown by the idle subscribers (each its own connection), per subscriber, in KiB: native memory included, and whatever the heap grew by. */
@@ -177,6 +179,7 @@ export async function measureSubscriptions(
       upstreams: read('gateway_subscription_upstreams'),
       subscribers: read('gateway_subscription_subscribers'),
       serializations: read('gateway_stream_payloads_serialized_total'),
+      directFrames: read('gateway_stream_frames_written_total'),
     };
   };
   const upstreamCalls = async () => ((await (await fetch(`${emulatorOrigin}/__emulator/counters`)).json()) as { total: number }).total;
@@ -294,6 +297,7 @@ export async function measureSubscriptions(
           upstreamStreams: after.upstreams,
           executionsPerEvent: (after.executions - before.executions) / events,
           serializationsPerEvent: (after.serializations - before.serializations) / events,
+          directFramesPerDelivery: (after.directFrames - before.directFrames) / (events * subscribers),
           upstreamCallsPerEvent: (callsAfter - callsBefore) / events,
           gatewayRssKiBPerSubscriber: (rssAfter - rssBefore) / 1024 / subscribers,
           gatewayHeapKiBPerSubscriber: (heapAfter - heapBefore) / 1024 / subscribers,
