@@ -26,7 +26,7 @@ export default defineConfig({
         test: {
           name: 'e2e',
           include: ['test/e2e/**/*.test.ts'],
-          setupFiles: ['test/support/noSecretsInLogs.ts'],
+          setupFiles: ['test/support/noSecretsInLogs.ts', 'test/support/wellFormedLogs.ts'],
           testTimeout: 20_000,
           hookTimeout: 30_000,
         },

@@ -55,7 +55,7 @@ export async function startStack({ env, logger, ephemeralPorts = false, host = e
       ...(env.SANDBOX_HEADERS ? {} : { sandboxHeaders: authorization ? {} : demoHeaders }),
     });
     if (authorization) gatewayConfig.auth.principalCredentials = authorization.principalCredentials;
-    const gateway = await startGateway(gatewayConfig, logger.child({ component: 'gateway' }));
+    const gateway = await startGateway(gatewayConfig, logger.child({ server: 'gateway' }));
     closers.push(gateway);
     return {
       gateway,
@@ -85,7 +85,7 @@ export async function startStack({ env, logger, ephemeralPorts = false, host = e
       apiUrl,
       port: port(service.env.subgraphPort, service.subgraphPort),
       host,
-      logger: logger.child({ component: `${service.name}-subgraph` }),
+      logger: logger.child({ server: `${service.name}-subgraph` }),
       env: subgraphEnv,
       ...(now ? { now } : {}),
     });
