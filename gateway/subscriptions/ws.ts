@@ -1,6 +1,6 @@
 import type http from 'node:http';
-import { GraphQLError, type FormattedExecutionResult, type GraphQLFormattedError, type GraphQLSchema, type ValidationRule } from 'graphql';
-import { WebSocketServer } from 'ws';
+import { GraphQLError, getOperationAST, type FormattedExecutionResult, type GraphQLFormattedError, type GraphQLSchema, type ValidationRule } from 'graphql';
+import { WebSocketServer, type WebSocket } from 'ws';
 import { useServer } from 'graphql-ws/use/ws';
 import { lowerCaseKeys, type Headers, type OperationRunner } from './operations.ts';
 import { createOperationPreparer } from './prepare.ts';
@@ -8,6 +8,9 @@ import { PAYLOAD_PLACEHOLDER, type SharedPayloads } from './sharedPayloads.ts';
 import { createNextFrameSink, SharedFrameWebSocket } from './wsFrames.ts';
 import { isPushIterator } from './pushIterator.ts';
 import type { OperationParams, TrustedDocuments } from '../trustedDocuments.ts';
+
+/** A graphql-ws `complete` with an operation id of any sensible length. */
+const COMPLETE_MESSAGE_MAX_BYTES = 1024;
 
 export interface WebSocketTransportOptions {
   server: http.Server;
@@ -45,10 +48,13 @@ export function attachWebSocketTransport({ server, schema, runner, format, rules
     if (!controller) closing.set(ctx, (controller = new AbortController()));
     return controller;
   };
+  // One per query or mutation in flight, by connection and operation id, aborted when the client
+  // sends `complete` for it: graphql-ws then only drops the result, and the upstream work would go on.
+  const running = new WeakMap<WebSocket, Map<string, AbortController>>();
   const disposable = useServer<Record<string, unknown> | undefined, Record<string, unknown>>(
     {
       schema,
-      onSubscribe(ctx, _id, payload) {
+      onSubscribe(ctx, id, payload) {
         // The operation being subscribed already holds its place in `ctx.subscriptions`.
         if (Object.keys(ctx.subscriptions).length > maxOperationsPerConnection) {
           return [new GraphQLError(`this connection already holds ${maxOperationsPerConnection} operations, the most allowed at once (MAX_SUBSCRIPTIONS_PER_CONNECTION)`, { extensions: { code: 'RATE_LIMITED' } })];
@@ -59,8 +65,20 @@ export function attachWebSocketTransport({ server, schema, runner, format, rules
         const prepared = prepare(admission.admitted);
         if ('errors' in prepared) return prepared.errors;
         const remoteAddress = (ctx.extra as { request?: http.IncomingMessage }).request?.socket.remoteAddress;
-        return { schema, ...prepared, contextValue: { headers: lowerCaseKeys(ctx.connectionParams), remoteAddress, signal: closingOf(ctx).signal } };
+        const contextValue = { headers: lowerCaseKeys(ctx.connectionParams), remoteAddress, signal: closingOf(ctx).signal };
+        // A subscription's `complete` is graphql-ws's to handle (it ends the stream), and an idle
+        // subscriber holds nothing more. Made only for an operation that will run, so that
+        // graphql-ws's `onComplete` always forgets it.
+        if (getOperationAST(prepared.document, prepared.operationName)?.operation !== 'subscription') {
+          const operation = new AbortController();
+          let operations = running.get(ctx.extra.socket);
+          if (!operations) running.set(ctx.extra.socket, (operations = new Map()));
+          operations.set(id, operation);
+          contextValue.signal = AbortSignal.any([contextValue.signal, operation.signal]);
+        }
+        return { schema, ...prepared, contextValue };
       },
+      onComplete: (ctx, id) => void running.get(ctx.extra.socket)?.delete(id),
       onClose: (ctx) => closing.get(ctx)?.abort(new DOMException('the client went away', 'AbortError')),
       subscribe: (args) => runner.subscribe({ ...args, ...(args.contextValue as { headers: Headers; remoteAddress?: string }) }),
       execute: (args) => runner.execute({ ...args, ...(args.contextValue as { headers: Headers; remoteAddress?: string; signal: AbortSignal }) }),
@@ -83,6 +101,20 @@ export function attachWebSocketTransport({ server, schema, runner, format, rules
     },
     wss,
   );
+  wss.on('connection', (socket: WebSocket) => {
+    socket.on('message', (data, isBinary) => {
+      // Only a small text can be a `complete`; anything else is graphql-ws's alone to read.
+      if (isBinary || !Buffer.isBuffer(data) || data.length > COMPLETE_MESSAGE_MAX_BYTES || !data.includes('"complete"')) return;
+      let message: unknown;
+      try {
+        message = JSON.parse(data.toString('utf8'));
+      } catch {
+        return;
+      }
+      const { type, id } = (message ?? {}) as { type?: unknown; id?: unknown };
+      if (type === 'complete' && typeof id === 'string') running.get(socket)?.get(id)?.abort(new DOMException('the client completed the operation', 'AbortError'));
+    });
+  });
   let detached: Promise<void> | undefined;
   // Closing with 1012 (service restart) tells graphql-ws clients to reconnect, to another replica.
   return (code = 1001, reason = 'Going away') =>

@@ -1,4 +1,5 @@
 import { afterAll, describe, expect, it } from 'vitest';
+import WebSocket from 'ws';
 import { DEMO_TOKENS } from '../../../emulators/recognition/data.ts';
 import { readGatewayConfig } from '../../../gateway/config.ts';
 import { startGateway, type StartedGateway } from '../../../gateway/server.ts';
@@ -206,6 +207,37 @@ describe('cancellation of upstream work', () => {
     await waitUntil(async () => (await control.requests()).length === 32, () => '32 redemption calls upstream');
     query.close();
     await expectOnlyTheFirstRound(before);
+  });
+
+  it('stops a query whose graphql-ws client sends `complete`, and the connection goes on serving', async () => {
+    await control.reset();
+    await control.fault({ path: '/api/v1/redemptions/*', latencyMs: 20_000 });
+    const before = await failedCalls();
+    const socket = new WebSocket(patient.graphqlUrl.replace(/^http/, 'ws'), 'graphql-transport-ws');
+    const messages: { id?: string; type: string; payload?: unknown }[] = [];
+    await new Promise<void>((resolve, reject) => {
+      socket.once('error', reject);
+      socket.once('open', () => socket.send(JSON.stringify({ type: 'connection_init', payload: member })));
+      socket.on('message', (data) => {
+        const message = JSON.parse(String(data)) as (typeof messages)[number];
+        messages.push(message);
+        if (message.type === 'connection_ack') resolve();
+      });
+    });
+    try {
+      socket.send(JSON.stringify({ id: 'slow', type: 'subscribe', payload: { query: HUNDRED } }));
+      await waitUntil(async () => (await control.requests()).length === 32, () => '32 redemption calls upstream');
+      socket.send(JSON.stringify({ id: 'slow', type: 'complete' }));
+      await expectOnlyTheFirstRound(before);
+      // The connection is still open and serves the next operation; the completed one sent nothing.
+      await control.reset();
+      socket.send(JSON.stringify({ id: 'next', type: 'subscribe', payload: { query: '{ rewardCatalog { name } }' } }));
+      await waitUntil(() => messages.some((message) => message.id === 'next' && message.type === 'complete'), () => 'the next operation answered');
+      expect(messages.find((message) => message.id === 'next' && message.type === 'next')?.payload).toMatchObject({ data: { rewardCatalog: expect.any(Array) } });
+      expect(messages.filter((message) => message.id === 'slow')).toEqual([]);
+    } finally {
+      socket.close();
+    }
   });
 
   it('stops when the gateway’s deadline passes', async () => {
