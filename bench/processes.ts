@@ -26,6 +26,8 @@ export interface LaunchOptions {
   nodeFlags?: readonly string[];
   /** @default 30000 */
   readyTimeoutMs?: number;
+  /** Everything the process writes on stdout and stderr, as it comes (a test scans it for credentials); unread by default. */
+  onOutput?: (text: string) => void;
 }
 
 export interface Child {
@@ -61,7 +63,7 @@ function readPeakRss(pid: number): number | undefined {
  * Starts one server as its own node process (not through npm or a tsx wrapper, so the pid is the
  * server's own and its /proc figures are the server's), and resolves once it prints its URL.
  */
-export function launch({ name, entry, env, nodeFlags = [], readyTimeoutMs = 30_000 }: LaunchOptions): Promise<Child> {
+export function launch({ name, entry, env, nodeFlags = [], readyTimeoutMs = 30_000, onOutput }: LaunchOptions): Promise<Child> {
   const child = spawn(process.execPath, [...RUNTIME_FLAGS, ...nodeFlags, '--import', 'tsx', '--import', EXIT_WITH_PARENT, entry], {
     cwd: REPO_ROOT,
     // Production defaults (no Sandbox, no introspection), as the graph is deployed.
@@ -91,11 +93,13 @@ export function launch({ name, entry, env, nodeFlags = [], readyTimeoutMs = 30_0
     let inspectorUrl: string | undefined;
     createInterface({ input: child.stderr }).on('line', (line) => {
       remember(line);
+      onOutput?.(`${line}\n`);
       inspectorUrl ??= INSPECTING.exec(line)?.[1];
     });
     const stdoutLines = createInterface({ input: child.stdout });
     stdoutLines.on('line', (line) => {
       remember(line);
+      onOutput?.(`${line}\n`);
       const url = ready ? undefined : LISTENING.exec(line)?.[1];
       if (!url) return;
       ready = true;
@@ -103,7 +107,7 @@ export function launch({ name, entry, env, nodeFlags = [], readyTimeoutMs = 30_0
       // Once listening, its stdout is the access log: splitting every line in this process, which
       // also runs the load, cost the clients' measured latency. Drained unread from here on.
       stdoutLines.close();
-      child.stdout.on('data', () => {}).resume();
+      child.stdout.on('data', onOutput ? (chunk: Buffer) => onOutput(chunk.toString('utf8')) : () => {}).resume();
       const pid = child.pid!;
       resolve({
         name,

@@ -13,7 +13,7 @@ import { createMessagingEmulator } from '../../emulators/messaging/emulator.ts';
 import { callbackUrls } from '../../subgraphs/messaging/server.ts';
 import { SERVICE_ENTRY, SERVICES } from '../../lib/services.ts';
 import { requireBinary } from '../support/binaries.ts';
-import { knownSecrets } from '../support/logs.ts';
+import { capturedLogs, knownSecrets } from '../support/logs.ts';
 import { startImportsEmulator } from '../support/importsPieces.ts';
 import { startRecognitionEmulator } from '../support/recognitionPieces.ts';
 import { startRedis } from '../support/redisServer.ts';
@@ -67,7 +67,14 @@ describe.skipIf(!requireBinary('redis-server'))('two gateways and two replicas o
   let gateways: Child[];
 
   async function start(name: string, entry: string, env: Record<string, string>): Promise<Child> {
-    const child = await launch({ name, entry, env: { LOG_LEVEL: 'warn', REDIS_URL: redis.url, ...env }, readyTimeoutMs: 60_000 });
+    // Every line each replica logs joins the file's captured logs, which are searched for credentials.
+    let partial = '';
+    const onOutput = (text: string) => {
+      const lines = (partial + text).split('\n');
+      partial = lines.pop()!;
+      for (const line of lines) capturedLogs.push(`${line}\n`);
+    };
+    const child = await launch({ name, entry, env: { LOG_LEVEL: 'info', REDIS_URL: redis.url, ...env }, readyTimeoutMs: 60_000, onOutput });
     children.push(child);
     return child;
   }
