@@ -11,17 +11,19 @@ export interface PushIterator<T> extends AsyncIterableIterator<T> {
   end(error?: Error): void;
   /**
    * From now on, values go straight to `sink` as they are pushed instead of waiting for `next()`,
-   * what was queued first; `next()` then only tells the end (done, or the final error). False
-   * when the stream has ended already: the reader drains it by `next()` as before.
+   * what was queued first; `next()` then only tells the end (done, or the final error). While the
+   * sink is full, values wait in this queue, bounded by `capacity` as before. False when the
+   * stream has ended already: the reader drains it by `next()` as before.
    */
   deliverTo(sink: PushSink<T>): boolean;
 }
 
 /** Where a subscriber's values are written without a pull per value: its connection. */
 export interface PushSink<T> {
-  write(value: T): void;
-  /** Values written and not yet taken by the connection: the subscriber's queue, bounded by `capacity`. */
-  readonly backlog: number;
+  /** Writes one value; false once the connection holds enough unsent, so the next values wait until `onWritable`'s callback. */
+  write(value: T): boolean;
+  /** Calls back once, when the connection can take more (never, if it closes first). */
+  onWritable(callback: () => void): void;
 }
 
 /** Whether a stream a transport got can be written to directly. */
@@ -36,6 +38,8 @@ export function createPushIterator<T>({ capacity = 10_000, onReturn }: { capacit
   let ended = false;
   let finalError: Error | undefined;
   let sink: PushSink<T> | undefined;
+  /** The sink said it is full: values wait in `queue` until it can take more. */
+  let blocked = false;
 
   const finish = () => {
     if (ended) return;
@@ -52,15 +56,39 @@ export function createPushIterator<T>({ capacity = 10_000, onReturn }: { capacit
       ),
     );
 
+  /** Tells a waiting reader the stream is over, with its final error if any, once nothing is left to read. */
+  const settleEnd = () => {
+    if (!waiting || queue.length) return;
+    const [resolve, reject] = [waiting, failing!];
+    waiting = failing = undefined;
+    if (finalError) reject(finalError);
+    else resolve({ value: undefined, done: true });
+  };
+
+  /** Writes what waits to the sink until it is full again; once all is written, an ended stream tells its reader. */
+  const flush = () => {
+    blocked = false;
+    while (queue.length) {
+      if (!sink!.write(queue.shift()!)) {
+        blocked = true;
+        sink!.onWritable(flush);
+        return;
+      }
+    }
+    if (ended) settleEnd();
+  };
+
   const iterator: PushIterator<T> = {
     push(value) {
       if (ended) return;
-      if (sink) {
-        if (sink.backlog >= capacity) tooSlow();
-        else sink.write(value);
+      if (sink && !blocked) {
+        if (!sink.write(value)) {
+          blocked = true;
+          sink.onWritable(flush);
+        }
         return;
       }
-      if (waiting) {
+      if (waiting && !sink) {
         const resolve = waiting;
         waiting = failing = undefined;
         resolve({ value, done: false });
@@ -74,24 +102,21 @@ export function createPushIterator<T>({ capacity = 10_000, onReturn }: { capacit
     },
     deliverTo(target) {
       if (ended) return false;
-      for (const value of queue.splice(0)) target.write(value);
       sink = target;
+      flush();
       return true;
     },
     end(error) {
       if (ended) return;
       finalError = error;
       finish();
-      if (waiting && queue.length === 0) {
-        const [resolve, reject] = [waiting, failing!];
-        waiting = failing = undefined;
-        if (error) reject(error);
-        else resolve({ value: undefined, done: true });
-      }
+      settleEnd();
     },
     next() {
-      if (queue.length) return Promise.resolve({ value: queue.shift()!, done: false });
-      if (ended) {
+      // With a sink, queued values are the sink's to write, in order; the reader only hears the end.
+      if (queue.length && !sink) return Promise.resolve({ value: queue.shift()!, done: false });
+      // Ended, with nothing left for the sink to write (`flush` settles the end after the last one).
+      if (ended && queue.length === 0) {
         if (finalError) {
           const error = finalError;
           finalError = undefined;

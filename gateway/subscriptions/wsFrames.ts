@@ -64,33 +64,30 @@ const uncorkAll = () => {
 /**
  * Operation `id`'s events written straight to the subscriber's TCP socket as they come, each a
  * `next` frame built once per event around the payload serialised once for the group: no pull,
- * envelope, promise or frame header per subscriber, as graphql-ws's loop and `ws` would make. Its
- * backlog is the frames the socket has not yet handed to the system.
+ * envelope, promise or frame header per subscriber, as graphql-ws's loop and `ws` would make. Once
+ * the socket holds its high-water mark unsent, the subscriber's events wait in its own bounded
+ * queue (as references to the group's results) until the socket drains, so a reader that stalls
+ * costs no more frames than one socket buffer's worth, whatever id it chose.
  *
  * `ws` writes to the same socket (graphql-ws's own messages, pings, the close); it writes each
  * message synchronously and in order unless it is compressing, so this is used only on a socket
  * that negotiated no extension (the server offers none).
  */
 export function createNextFrameSink(webSocket: WebSocket, tcp: Duplex, id: string, payloads: Pick<SharedPayloads, 'bytesOf' | 'frameWritten'>): PushSink<object> {
-  let backlog = 0;
-  const taken = () => {
-    backlog -= 1;
-  };
   return {
     write(result) {
       // graphql-ws sends nothing on a closing socket either; its close ends the subscription.
-      if (webSocket.readyState !== WebSocket.OPEN) return;
+      if (webSocket.readyState !== WebSocket.OPEN) return true;
       if (!corked.has(tcp)) {
         if (corked.size === 0) setImmediate(uncorkAll);
         tcp.cork();
         corked.add(tcp);
       }
-      backlog += 1;
-      tcp.write(sharedNextFrame(id, payloads.bytesOf(result)), taken);
       payloads.frameWritten();
+      return tcp.write(sharedNextFrame(id, payloads.bytesOf(result)));
     },
-    get backlog() {
-      return backlog;
+    onWritable(callback) {
+      tcp.once('drain', callback);
     },
   };
 }

@@ -1,17 +1,33 @@
 import { describe, expect, it } from 'vitest';
 import { createPushIterator, type PushSink } from '../../gateway/subscriptions/pushIterator.ts';
 
-/** A sink that takes nothing until told to: its backlog is what it was given and has not taken. */
-function stalledSink() {
+/** A sink that takes `room` values, then says it is full until `drain` is called. */
+function boundedSink(room = Number.POSITIVE_INFINITY) {
   const written: number[] = [];
-  let taken = 0;
+  let free = room;
+  let writable: (() => void) | undefined;
   const sink: PushSink<number> = {
-    write: (value) => void written.push(value),
-    get backlog() {
-      return written.length - taken;
+    write(value) {
+      written.push(value);
+      free -= 1;
+      return free > 0;
+    },
+    onWritable(callback) {
+      expect(writable).toBeUndefined();
+      writable = callback;
     },
   };
-  return { sink, written, take: (count: number) => void (taken += count) };
+  return {
+    sink,
+    written,
+    /** The connection took everything: room again, and the iterator is told. */
+    drain(newRoom = room) {
+      free = newRoom;
+      const callback = writable;
+      writable = undefined;
+      callback?.();
+    },
+  };
 }
 
 describe('a push iterator delivering to a sink', () => {
@@ -19,7 +35,7 @@ describe('a push iterator delivering to a sink', () => {
     const stream = createPushIterator<number>({ capacity: 10 });
     stream.push(1);
     stream.push(2);
-    const { sink, written } = stalledSink();
+    const { sink, written } = boundedSink();
     expect(stream.deliverTo(sink)).toBe(true);
     stream.push(3);
     expect(written).toEqual([1, 2, 3]);
@@ -29,31 +45,46 @@ describe('a push iterator delivering to a sink', () => {
     await expect(pulled).resolves.toEqual({ value: undefined, done: true });
   });
 
-  it('ends a subscriber whose sink holds `capacity` values untaken with SUBSCRIBER_TOO_SLOW, and writes no more', async () => {
-    let returned = 0;
-    const stream = createPushIterator<number>({ capacity: 3, onReturn: () => (returned += 1) });
-    const { sink, written, take } = stalledSink();
+  it('holds values back while the sink is full, writes them in order once it drains, and only then tells the end', async () => {
+    const stream = createPushIterator<number>({ capacity: 10 });
+    const { sink, written, drain } = boundedSink(2);
     stream.deliverTo(sink);
     const pulled = stream.next();
-    stream.push(1);
-    stream.push(2);
-    take(1);
-    stream.push(3);
-    stream.push(4);
+    for (const value of [1, 2, 3, 4]) stream.push(value);
+    // Full after two: the rest wait in the subscriber's own queue, not in the connection.
+    expect(written).toEqual([1, 2]);
+    stream.end();
+    let settled = false;
+    void pulled.then(() => (settled = true));
+    await Promise.resolve();
+    expect(settled).toBe(false);
+    drain(10);
     expect(written).toEqual([1, 2, 3, 4]);
-    // Three written and untaken: the next is one too many.
+    await expect(pulled).resolves.toEqual({ value: undefined, done: true });
+  });
+
+  it('ends a subscriber with `capacity` values waiting behind a full sink with SUBSCRIBER_TOO_SLOW, after writing what waited', async () => {
+    let returned = 0;
+    const stream = createPushIterator<number>({ capacity: 3, onReturn: () => (returned += 1) });
+    const { sink, written, drain } = boundedSink(1);
+    stream.deliverTo(sink);
+    const pulled = stream.next();
+    for (const value of [1, 2, 3, 4]) stream.push(value);
+    expect(written).toEqual([1]);
+    // Three wait: the next is one too many.
     stream.push(5);
-    await expect(pulled).rejects.toMatchObject({ extensions: { code: 'SUBSCRIBER_TOO_SLOW' } });
-    stream.push(6);
-    expect(written).toEqual([1, 2, 3, 4]);
     expect(returned).toBe(1);
+    stream.push(6);
+    drain(10);
+    expect(written).toEqual([1, 2, 3, 4]);
+    await expect(pulled).rejects.toMatchObject({ extensions: { code: 'SUBSCRIBER_TOO_SLOW' } });
   });
 
   it('refuses a sink once ended: what is queued is drained by pulls as before', async () => {
     const stream = createPushIterator<number>();
     stream.push(1);
     stream.end();
-    expect(stream.deliverTo(stalledSink().sink)).toBe(false);
+    expect(stream.deliverTo(boundedSink().sink)).toBe(false);
     await expect(stream.next()).resolves.toEqual({ value: 1, done: false });
     await expect(stream.next()).resolves.toEqual({ value: undefined, done: true });
   });
