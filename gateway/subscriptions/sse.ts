@@ -2,7 +2,7 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import { GraphQLError, type ExecutionResult, type GraphQLFormattedError, type GraphQLSchema, type ValidationRule } from 'graphql';
 import { createHandler, type Request } from 'graphql-sse';
 import { refuseTooLarge } from '../../lib/apolloHttp.ts';
-import { clientGone, readBody, sendJson, PayloadTooLargeError } from '../../lib/http.ts';
+import { ClientDeparture, readBody, sendJson, PayloadTooLargeError } from '../../lib/http.ts';
 import { blockedAsCsrf, CSRF_MESSAGE, isJsonContentType } from '../../lib/requestChecks.ts';
 import type { Headers, OperationRunner } from './operations.ts';
 import type { Authenticated } from '../auth/authenticate.ts';
@@ -127,7 +127,7 @@ export function createSseTransport({ schema, runner, rules = [], maxBodyBytes, f
       // on the wire, as for any request error (graphql-sse needs the key to take it as a result).
       if ('errors' in prepared) return { data: undefined, errors: prepared.errors };
       // Aborted if the client goes before its answer: a query's upstream work still queued is not made.
-      return { schema, ...prepared, contextValue: { headers: req.raw.req.headers, authenticated: authenticatedOf(req.raw.req), signal: clientGone(req.raw.res) } };
+      return { schema, ...prepared, contextValue: { headers: req.raw.req.headers, authenticated: authenticatedOf(req.raw.req), signal: new ClientDeparture(req.raw.res).signal } };
     },
     // `onSubscribe` has validated already.
     validate: () => [],

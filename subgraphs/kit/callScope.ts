@@ -139,7 +139,7 @@ export function createRequestScope(req: IncomingMessage, res: ServerResponse, ca
   const scope = new CancellableScope(budgetOf(req.headers[CALL_BUDGET_HEADER], cap));
   const scoped = res as ScopedResponse;
   scoped[SCOPE] = scope;
-  // As `clientGone` tells it, without an AbortController per request. `on`, not `once`: a response
+  // As `ClientDeparture` (lib/http.ts) tells it, without an AbortController per request. `on`, not `once`: a response
   // closes once, and `once` wraps the listener in a function of its own.
   scoped.on('close', cancelIfUnfinished);
   // Node writes implicit headers through writeHead too, so this sees every answer.
