@@ -23,6 +23,8 @@ export interface GatewayConfig {
   dashboard: boolean;
   /** Deadline for one subgraph call. */
   subgraphTimeoutMs: number;
+  /** The longest subgraph answer the gateway reads: a longer one is UPSTREAM_ERROR, cut off there. */
+  maxSubgraphResponseBytes: number;
   /** Largest accepted request body. */
   maxBodyBytes: number;
   /** Path of the composed supergraph SDL. */
@@ -143,6 +145,7 @@ export function readGatewayConfig(env: Env, overrides: Partial<GatewayConfig> = 
     sandboxHeaders,
     dashboard: readBoolean(env, 'DASHBOARD', !production),
     subgraphTimeoutMs: readInt(env, 'SUBGRAPH_TIMEOUT_MS', 30_000, { min: 100, max: 300_000 }),
+    maxSubgraphResponseBytes: readInt(env, 'MAX_SUBGRAPH_RESPONSE_BYTES', 64 * 1024 * 1024, { min: 64 * 1024, max: 1024 * 1024 * 1024 }),
     maxBodyBytes: readInt(env, 'MAX_BODY_BYTES', DEFAULT_MAX_BODY_BYTES, { min: 1024, max: 64 * 1024 * 1024 }),
     supergraphPath: env.SUPERGRAPH_PATH ?? new URL('../schema/supergraph.graphql', import.meta.url).pathname,
     vendorTelemetry: readBoolean(env, 'APOLLO_VENDOR_TELEMETRY', false),

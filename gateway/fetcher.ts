@@ -1,16 +1,40 @@
-import { Agent } from 'undici';
+import { Agent, Pool } from 'undici';
 import type { Fetcher, FetcherRequestInit, FetcherResponse } from '@apollo/utils.fetcher';
 import type { ClientDeparture } from '../lib/http.ts';
+import { exchangeBufferedBytes, type WatchDeadline } from '../lib/bufferedExchange.ts';
 
 export interface UndiciFetcherOptions {
   /** Sockets per subgraph origin. @default 128 */
   connections?: number;
   /** Deadline for one subgraph call. @default 30000 */
   timeoutMs?: number;
+  /** The longest subgraph answer read; a longer one is cut off there. @default 64 MiB */
+  maxAnswerBytes?: number;
 }
 
 /** What cuts a subgraph request off: an AbortSignal, or an HTTP request's departure (`lib/http.ts`). */
 export type Departure = AbortSignal | ClientDeparture;
+
+const NOT_WATCHED = () => {};
+const UNWATCHED: WatchDeadline = () => NOT_WATCHED;
+
+/** Cancels a call when its departure is told, or at once when it already was. */
+function watchDeparture(departure: Departure | undefined): WatchDeadline {
+  if (!departure) return UNWATCHED;
+  return (cancel) => {
+    const leave = () => cancel(departure.reason instanceof Error ? departure.reason : new DOMException('the client went away', 'AbortError'));
+    if (departure.aborted) {
+      leave();
+      return NOT_WATCHED;
+    }
+    if (departure instanceof AbortSignal) {
+      departure.addEventListener('abort', leave, { once: true });
+      return () => departure.removeEventListener('abort', leave);
+    }
+    departure.once('abort', leave);
+    return () => departure.off('abort', leave);
+  };
+}
 
 /** A subgraph's answer, read whole: subgraphs answer small JSON bodies. */
 export interface SubgraphAnswer {
@@ -62,25 +86,28 @@ function responseOf(url: string, status: number, headers: Headers, text: string)
  * the default node-fetch agent. As a `Fetcher` it serves Apollo's interface (readiness checks);
  * `post` is the lean path every subgraph call takes.
  */
-export function createUndiciFetcher({ connections = 128, timeoutMs = 30_000 }: UndiciFetcherOptions = {}): UndiciFetcher {
-  const agent = new Agent({ connections, keepAliveTimeout: 30_000, headersTimeout: timeoutMs, bodyTimeout: timeoutMs });
-  // The data sources' URLs are few and fixed: parse each once, not on every call.
-  const targets = new Map<string, { origin: string; path: string }>();
+export function createUndiciFetcher({ connections = 128, timeoutMs = 30_000, maxAnswerBytes = 64 * 1024 * 1024 }: UndiciFetcherOptions = {}): UndiciFetcher {
+  const socketOptions = { connections, keepAliveTimeout: 30_000, headersTimeout: timeoutMs, bodyTimeout: timeoutMs };
+  const agent = new Agent(socketOptions);
+  // The data sources' URLs are few and fixed: each is parsed once and has its own pool, so a call
+  // goes straight to its sockets, not through the agent's lookup by origin.
+  const targets = new Map<string, { pool: Pool; path: string }>();
   const targetOf = (url: string) => {
     let target = targets.get(url);
     if (!target) {
       const parsed = new URL(url);
-      target = { origin: parsed.origin, path: `${parsed.pathname}${parsed.search}` };
+      target = { pool: new Pool(parsed.origin, socketOptions), path: `${parsed.pathname}${parsed.search}` };
       targets.set(url, target);
     }
     return target;
   };
 
   const post = async (url: string, headers: Record<string, string>, body: string, signal?: Departure): Promise<SubgraphAnswer> => {
-    const { origin, path } = targetOf(url);
-    // Aborting closes the connection: the subgraph sees its caller go and cancels its upstream work.
-    const response = await agent.request({ origin, path, method: 'POST', headers, body, ...(signal ? { signal } : {}) });
-    return { status: response.statusCode, headers: response.headers, bytes: Buffer.from(await response.body.arrayBuffer()) };
+    const { pool, path } = targetOf(url);
+    // Read whole from the dispatcher, with no response stream. A departure aborts the request, which
+    // closes its connection: the subgraph sees its caller go and cancels its upstream work.
+    const answer = await exchangeBufferedBytes(pool, { path, method: 'POST', headers, body }, watchDeparture(signal), maxAnswerBytes);
+    return { status: answer.status, headers: answer.headers, bytes: answer.body };
   };
 
   const fetcher = async (url: string, init: FetcherRequestInit = {}): Promise<FetcherResponse> => {
@@ -100,5 +127,5 @@ export function createUndiciFetcher({ connections = 128, timeoutMs = 30_000 }: U
     }
     return responseOf(url, response.statusCode, headers, text);
   };
-  return Object.assign(fetcher, { post, close: () => agent.close() });
+  return Object.assign(fetcher, { post, close: async () => void (await Promise.all([agent.close(), ...[...targets.values()].map(({ pool }) => pool.close())])) });
 }

@@ -60,7 +60,7 @@ export interface StartedGateway extends Started {
 /** Apollo Gateway over the static supergraph, on plain node:http, with health, readiness and metrics. */
 export async function startGateway(config: GatewayConfig, logger: Logger): Promise<StartedGateway> {
   const supergraphSdl = config.supergraphSdl ?? readFileSync(config.supergraphPath, 'utf8');
-  const fetcher = createUndiciFetcher({ timeoutMs: config.subgraphTimeoutMs });
+  const fetcher = createUndiciFetcher({ timeoutMs: config.subgraphTimeoutMs, maxAnswerBytes: config.maxSubgraphResponseBytes });
   const metrics = createMetrics('gateway', { defaults: true });
   // One data source per subgraph, shared by queries and by the entity fetches of subscription events.
   const dataSources = new Map<string, SubgraphDataSource>();

@@ -12,6 +12,7 @@ import { admitSubgraphCall } from './subgraphBreaker.ts';
 import { failedRootFetch } from './failedFetch.ts';
 import { tracerFor, withTraceContext } from '../lib/tracing.ts';
 import { GATEWAY_SERVICE } from './tracing.ts';
+import { AnswerTooLarge } from '../lib/bufferedExchange.ts';
 
 /** What the query planner sends for reads: queries and entity fetches, never a mutation. */
 const READ = /^\s*(?:query\b|\{)/;
@@ -141,7 +142,11 @@ export class SubgraphDataSource implements GraphQLDataSource<GatewayContext> {
       answer = await this.fetcher.post(this.url, sent, body, signal);
       outcome.answered(answer.status);
       return answer;
-    } catch {
+    } catch (error) {
+      if (error instanceof AnswerTooLarge) {
+        outcome.answered(error.status);
+        throw graphError(`the ${this.name} subgraph answered more than ${error.maxBytes} bytes`, { code: ErrorCode.UpstreamError, service: this.name });
+      }
       outcome.unreachable(signal);
       throw graphError(`the ${this.name} subgraph is unreachable`, { code: ErrorCode.UpstreamUnavailable, service: this.name });
     } finally {

@@ -3,7 +3,7 @@ import { Pool, errors as undiciErrors, type Dispatcher } from 'undici';
 import type { GraphQLError } from 'graphql';
 import type { Logger } from '../../lib/logger.ts';
 import { scrub } from '../../lib/redact.ts';
-import { AnswerBrokeOff, AnswerTooLarge, exchangeBuffered, type BufferedAnswer, type WatchDeadline } from './bufferedExchange.ts';
+import { AnswerBrokeOff, AnswerTooLarge, exchangeBuffered, type BufferedAnswer, type WatchDeadline } from '../../lib/bufferedExchange.ts';
 import { ErrorCode, errorForUpstream, graphError, scrubError } from './errors.ts';
 import { cancelledCall, type CallScope } from './callScope.ts';
 import { hasDotSegment } from './paths.ts';
@@ -437,7 +437,7 @@ export function createRestTransport(options: RestTransportOptions): RestTranspor
     } finally {
       deadline.release();
     }
-    const { status, text } = answer;
+    const { status, body: text } = answer;
     const headers = flattenHeaders(answer.headers);
     const body = parseJson(text);
     if (status >= 200 && status < 300) {

@@ -67,3 +67,42 @@ describe.each(FAST_PATH_MODES)('the gateway calling a subgraph ($mode)', ({ fast
       expect(uncached.headers.get('cache-control')).not.toMatch(/max-age=[1-9]/);
     });
 });
+
+describe.each(FAST_PATH_MODES)('a subgraph answer over MAX_SUBGRAPH_RESPONSE_BYTES ($mode)', ({ fastPaths }) => {
+  const CAP = 64 * 1024;
+  let stand: GatewayOverStandIn;
+
+  beforeAll(async () => {
+    stand = await startGatewayOverStandIn('data-source-cap', fastPaths, { maxSubgraphResponseBytes: CAP });
+  });
+  afterAll(() => stand.close());
+
+  const webhooks = (count: number) => JSON.stringify({ data: { webhooks: Array.from({ length: count }, (_, index) => ({ id: `wh_${index}`, url: 'https://example.test/hook' })) } });
+
+  async function query() {
+    const response = await fetch(stand.gateway.graphqlUrl, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', 'x-recognition-token': DEMO_TOKENS.member },
+      body: JSON.stringify({ query: '{ webhooks { id url } }' }),
+    });
+    return (await response.json()) as { data?: { webhooks?: unknown[] } | null; errors?: { message: string; extensions: Record<string, unknown> }[] };
+  }
+
+  it('is cut off as UPSTREAM_ERROR, whether its length is declared or only counted; one under the cap comes whole', async () => {
+    const under = webhooks(600);
+    expect(under.length).toBeLessThan(CAP);
+    stand.answer = { status: 200, body: under };
+    expect((await query()).data?.webhooks).toHaveLength(600);
+
+    const over = webhooks(2000);
+    expect(over.length).toBeGreaterThan(CAP);
+    for (const headers of [{}, { 'transfer-encoding': 'chunked' }] as Record<string, string>[]) {
+      stand.answer = { status: 200, body: over, headers };
+      const result = await query();
+      expect(result.errors?.[0]).toMatchObject({ message: `the recognition subgraph answered more than ${CAP} bytes`, extensions: { code: 'UPSTREAM_ERROR', service: 'recognition' } });
+    }
+    // The gateway goes on serving.
+    stand.answer = { status: 200, body: under };
+    expect((await query()).data?.webhooks).toHaveLength(600);
+  });
+});

@@ -1,5 +1,5 @@
 import http from 'node:http';
-import { readGatewayConfig, type FastPaths } from '../../gateway/config.ts';
+import { readGatewayConfig, type FastPaths, type GatewayConfig } from '../../gateway/config.ts';
 import { startGateway, type StartedGateway } from '../../gateway/server.ts';
 import { listen } from '../../lib/http.ts';
 import { testLogger } from './logs.ts';
@@ -28,7 +28,7 @@ export const FAST_PATH_MODES: readonly { mode: string; fastPaths: FastPaths }[] 
   { mode: 'GATEWAY_SINGLE_FETCH=off', fastPaths: { singleFetch: false, passThrough: true } },
 ];
 
-export async function startGatewayOverStandIn(logName: string, fastPaths: FastPaths = FAST_PATH_MODES[0]!.fastPaths): Promise<GatewayOverStandIn> {
+export async function startGatewayOverStandIn(logName: string, fastPaths: FastPaths = FAST_PATH_MODES[0]!.fastPaths, settings: Partial<Pick<GatewayConfig, 'maxSubgraphResponseBytes'>> = {}): Promise<GatewayOverStandIn> {
   const stand: Pick<GatewayOverStandIn, 'answer' | 'received'> = { answer: { status: 200, body: '{"data":{"webhooks":[]}}' }, received: [] };
   const server = http.createServer((req, res) => {
     const chunks: Buffer[] = [];
@@ -41,7 +41,7 @@ export async function startGatewayOverStandIn(logName: string, fastPaths: FastPa
     });
   });
   const subgraph = await listen(server, 0);
-  const gateway = await startGateway(readGatewayConfig({}, { port: 0, subgraphUrls: { recognition: `${subgraph.url}/graphql` }, fastPaths }), testLogger(logName));
+  const gateway = await startGateway(readGatewayConfig({}, { port: 0, subgraphUrls: { recognition: `${subgraph.url}/graphql` }, fastPaths, ...settings }), testLogger(logName));
   return Object.assign(stand, {
     gateway,
     async close() {

@@ -1,12 +1,18 @@
 import type { Dispatcher } from 'undici';
 
-/** A whole upstream answer, read into memory. */
-export interface BufferedAnswer {
+/** A whole answer, read into memory, its body as `Body`. */
+export interface Buffered<Body> {
   status: number;
   /** Lower-case names; a repeated header is an array. */
   headers: Dispatcher.ResponseData['headers'];
-  text: string;
+  body: Body;
 }
+
+/** A whole upstream answer, its body decoded. */
+export type BufferedAnswer = Buffered<string>;
+
+/** Makes the body of what was read: throwing fails the call. */
+type Finish<Body> = (chunks: Buffer[], length: number) => Body;
 
 /** The upstream sent its status and headers, then the body broke off: the call reached it, the answer never arrived whole. */
 export class AnswerBrokeOff extends Error {
@@ -35,30 +41,36 @@ const BYTE_ORDER_MARK = 0xfeff;
 const NOT_WATCHED = () => {};
 
 function decode(chunks: Buffer[], length: number): string {
+  if (length === 0) return '';
   const text = chunks.length === 1 ? chunks[0]!.toString('utf8') : Buffer.concat(chunks, length).toString('utf8');
   // As undici's own body readers do: a BOM is not part of the JSON.
   return text.charCodeAt(0) === BYTE_ORDER_MARK ? text.slice(1) : text;
+}
+
+function join(chunks: Buffer[], length: number): Buffer {
+  return chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks, length);
 }
 
 /**
  * Collects one answer. A class, not an object of closures: its methods are made once, not for
  * every one of the dozens of calls an operation makes.
  */
-class BufferingHandler implements Dispatcher.DispatchHandler {
+class BufferingHandler<Body> implements Dispatcher.DispatchHandler {
   private controller: Dispatcher.DispatchController | undefined;
   private cancelled: Error | undefined;
   settled = false;
   private status = 0;
-  private headers: BufferedAnswer['headers'] = {};
+  private headers: Buffered<Body>['headers'] = {};
   private readonly chunks: Buffer[] = [];
   private length = 0;
   /** Replaced once the deadline is watched; a deadline already past cancels before that. */
   unwatch: () => void = NOT_WATCHED;
 
   constructor(
-    private readonly resolve: (answer: BufferedAnswer) => void,
+    private readonly resolve: (answer: Buffered<Body>) => void,
     private readonly reject: (error: unknown) => void,
     private readonly maxBytes: number,
+    private readonly finish: Finish<Body>,
   ) {}
 
   /** Gives up on an answer past the cap: the request is aborted, the bytes so far let go. */
@@ -90,7 +102,7 @@ class BufferingHandler implements Dispatcher.DispatchHandler {
     if (this.cancelled) controller.abort(this.cancelled);
   }
 
-  onResponseStart(controller: Dispatcher.DispatchController, statusCode: number, headers: BufferedAnswer['headers']): void {
+  onResponseStart(controller: Dispatcher.DispatchController, statusCode: number, headers: Buffered<Body>['headers']): void {
     // 1xx informational answers come before the real one.
     if (statusCode < 200) return;
     this.status = statusCode;
@@ -108,16 +120,16 @@ class BufferingHandler implements Dispatcher.DispatchHandler {
 
   onResponseEnd(): void {
     if (this.settled) return;
-    let text: string;
+    let body: Body;
     try {
-      text = this.length === 0 ? '' : decode(this.chunks, this.length);
+      body = this.finish(this.chunks, this.length);
     } catch (error) {
       // Past V8's longest string, decoding throws: without this the call would never settle.
       return this.fail(error);
     }
     this.settled = true;
     this.unwatch();
-    this.resolve({ status: this.status, headers: this.headers, text });
+    this.resolve({ status: this.status, headers: this.headers, body });
   }
 
   onResponseError(_controller: Dispatcher.DispatchController, error: Error): void {
@@ -136,8 +148,17 @@ class BufferingHandler implements Dispatcher.DispatchHandler {
  * An answer longer than `maxBytes` (declared or counted) is aborted there with `AnswerTooLarge`.
  */
 export function exchangeBuffered(dispatcher: Dispatcher, options: Dispatcher.DispatchOptions, watch: WatchDeadline, maxBytes: number): Promise<BufferedAnswer> {
+  return exchange(dispatcher, options, watch, maxBytes, decode);
+}
+
+/** As `exchangeBuffered`, the body kept as the bytes that came, for an answer passed on untouched. */
+export function exchangeBufferedBytes(dispatcher: Dispatcher, options: Dispatcher.DispatchOptions, watch: WatchDeadline, maxBytes: number): Promise<Buffered<Buffer>> {
+  return exchange(dispatcher, options, watch, maxBytes, join);
+}
+
+function exchange<Body>(dispatcher: Dispatcher, options: Dispatcher.DispatchOptions, watch: WatchDeadline, maxBytes: number, finish: Finish<Body>): Promise<Buffered<Body>> {
   return new Promise((resolve, reject) => {
-    const handler = new BufferingHandler(resolve, reject, maxBytes);
+    const handler = new BufferingHandler(resolve, reject, maxBytes, finish);
     handler.unwatch = watch((reason) => handler.cancel(reason));
     if (handler.settled) return;
     try {
