@@ -42,12 +42,14 @@ export async function timeInRounds<Side extends string>(
   sides: Record<Side, () => Promise<unknown>>,
   order: readonly Side[],
   { concurrency, warmupMs, roundMs, rounds }: RoundSettings,
+  /** Runs each timed stretch (not the warm-up), to watch what it costs beside its timing. */
+  around: (side: Side, stretch: () => Promise<LoadSample>) => Promise<LoadSample> = (_side, stretch) => stretch(),
 ): Promise<Record<Side, Summary>> {
   for (const side of order) await runLoad(sides[side], { concurrency, durationMs: warmupMs });
   const samples = new Map<Side, LoadSample[]>(order.map((side) => [side, []]));
   for (let round = 0; round < rounds; round += 1) {
     const shift = round % order.length;
-    for (const side of [...order.slice(shift), ...order.slice(0, shift)]) samples.get(side)!.push(await runLoad(sides[side], { concurrency, durationMs: roundMs }));
+    for (const side of [...order.slice(shift), ...order.slice(0, shift)]) samples.get(side)!.push(await around(side, () => runLoad(sides[side], { concurrency, durationMs: roundMs })));
   }
   const summaries = {} as Record<Side, Summary>;
   for (const [side, list] of samples) {

@@ -60,6 +60,16 @@ function readPeakRss(pid: number): number | undefined {
 }
 
 /**
+ * CPU time a process has used so far, user and system, in ms: utime and stime of /proc/<pid>/stat,
+ * counted in ticks of 10 ms. The name in that line may hold spaces: the fields are read after its `)`.
+ */
+export function cpuMsOf(pid: number): number {
+  const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+  const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+  return (Number(fields[11]) + Number(fields[12])) * 10;
+}
+
+/**
  * Starts one server as its own node process (not through npm or a tsx wrapper, so the pid is the
  * server's own and its /proc figures are the server's), and resolves once it prints its URL.
  */

@@ -2,7 +2,7 @@ import { mkdirSync, writeFileSync } from 'node:fs';
 import { dirname } from 'node:path';
 import type { Summary } from './stats.ts';
 import type { SubscriptionResult, SubscriptionSettings } from './subscriptions.ts';
-import type { TwoHopsResult } from './twoHops.ts';
+import type { HopsCpu, TwoHopsResult } from './twoHops.ts';
 import type { IdenticalReadsResult } from './identicalReads.ts';
 import type { EnforcementResult } from './enforcement.ts';
 
@@ -173,7 +173,25 @@ function formatTwoHops(rows: readonly TwoHopsResult[]): string[] {
     ...(atMany.length
       ? [`The graph's throughput over the hops' at concurrency 32, sharing no read (sharing identical reads): ${atMany.map((row) => `${row.operation} ${fixed(row.unsharedThroughputRatio ?? Number.NaN, 2)}x (${fixed(row.throughputRatio, 2)}x)`).join(', ')}`]
       : []),
+    ...(atMany.length
+      ? [
+          '',
+          'Where the CPU goes at concurrency 32: µs per operation, user and system, from /proc over the timed rounds. First hop: the proxy or the gateway; second: the mapper or the subgraphs',
+          table(
+            ['operation', 'side', 'first hop', 'second hop', 'emulators', 'load client', 'all'],
+            atMany.flatMap((row) => [
+              [row.operation, 'two hand-written hops', ...cpuCells(row.cpuUsPerOp.twoHops)],
+              [row.operation, 'gateway + subgraph', ...cpuCells(row.cpuUsPerOp.gateway)],
+              ...(row.cpuUsPerOp.gatewayUnshared ? [[row.operation, 'the same, sharing no read', ...cpuCells(row.cpuUsPerOp.gatewayUnshared)]] : []),
+            ]),
+          ),
+        ]
+      : []),
   ];
+}
+
+function cpuCells(cpu: HopsCpu): string[] {
+  return [cpu.firstHop, cpu.secondHop, cpu.emulators, cpu.client, cpu.firstHop + cpu.secondHop + cpu.emulators + cpu.client].map((us) => fixed(us, 0));
 }
 
 function table(header: readonly string[], rows: readonly (readonly string[])[]): string {

@@ -110,6 +110,8 @@ try {
     }
     await client.close();
   }
+  const pidsNamed = (suffix: string) => stack.children.filter((child) => child.name.endsWith(suffix)).map((child) => child.pid);
+  const graphProcesses = { gateway: stack.children.find((child) => child.name === 'gateway')!.pid, subgraphs: pidsNamed('-subgraph'), emulators: pidsNamed('-emulator') };
   const warmed = new Set<string>();
   for (const latency of EMULATOR_LATENCIES_MS) {
     await setLatency(latency);
@@ -131,12 +133,16 @@ try {
     }
     for (const { operation: reference, concurrency } of hops ? runsAt(latency) : []) {
       // 3 rounds, each side first once, keep the run under 8 minutes.
-      const result = await measureTwoHops(reference, sidesOf(reference, graph, upstream), hops!, stack.demoHeaders, {
-        ...twoHopsSettings,
-        concurrency,
-        loadWarmupMs: warmed.has(reference.name) ? 0 : twoHopsSettings.loadWarmupMs,
-        emulatorLatencyMs: latency,
-      }, concurrency > 1 ? unshared?.url : undefined);
+      const unsharedHere = concurrency > 1 ? unshared : undefined;
+      const result = await measureTwoHops(
+        reference,
+        sidesOf(reference, graph, upstream),
+        hops!,
+        stack.demoHeaders,
+        { ...twoHopsSettings, concurrency, loadWarmupMs: warmed.has(reference.name) ? 0 : twoHopsSettings.loadWarmupMs, emulatorLatencyMs: latency },
+        { ...graphProcesses, gatewayUnshared: unsharedHere?.pid },
+        unsharedHere?.url,
+      );
       warmed.add(reference.name);
       twoHops.push(result);
       progress(

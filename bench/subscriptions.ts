@@ -2,7 +2,7 @@ import { fork, type ChildProcess } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { Pool } from 'undici';
 import WebSocket from 'ws';
-import { RUNTIME_FLAGS } from './processes.ts';
+import { cpuMsOf, RUNTIME_FLAGS } from './processes.ts';
 import { percentile } from './stats.ts';
 import { monotonicMs, type FromSubscribers, type SubscriberProcessSettings, type ToSubscribers } from './subscriberProcess.ts';
 
@@ -101,12 +101,6 @@ async function liveHeapBytes(inspectorUrl: string | undefined): Promise<number> 
   } finally {
     socket.close();
   }
-}
-
-/** CPU time a process has used so far, user and system, in ms (utime and stime of /proc/<pid>/stat, in ticks of 10 ms). */
-function cpuMs(pid: number): number {
-  const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]!.split(' ');
-  return (Number(fields[11]) + Number(fields[12])) * 10;
 }
 
 function residentBytes(pid: number): number {
@@ -268,7 +262,7 @@ export async function measureSubscriptions(
         }
         const [after, callsAfter] = await Promise.all([gatewayMetrics(), upstreamCalls()]);
         let delivered = 0;
-        const cpuBefore = cpuMs(gateway.pid);
+        const cpuBefore = cpuMsOf(gateway.pid);
         const started = performance.now();
         const deadline = started + settings.sustainedMs;
         await Promise.all(
@@ -281,7 +275,7 @@ export async function measureSubscriptions(
           }),
         );
         const elapsedS = (performance.now() - started) / 1000;
-        const gatewayCpuMs = cpuMs(gateway.pid) - cpuBefore;
+        const gatewayCpuMs = cpuMsOf(gateway.pid) - cpuBefore;
         if (failures.length) throw new Error(`a subscriber failed: ${failures[0]}`);
         const sorted = latenciesMs.sort((a, b) => a - b);
         results.push({

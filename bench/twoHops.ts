@@ -1,9 +1,10 @@
 import { isDeepStrictEqual } from 'node:util';
 import { createGraphClient } from './clients.ts';
 import { runLoad } from './load.ts';
+import type { LoadSample } from './load.ts';
 import { timeInRounds, type RoundSettings, type Sides } from './measure.ts';
 import type { ReferenceOperation } from './operations.ts';
-import { launch } from './processes.ts';
+import { cpuMsOf, launch } from './processes.ts';
 import type { Summary } from './stats.ts';
 
 /** Every reference operation the hand-written reference serves: `products10` is not, its cursors being signed by the subgraph. */
@@ -49,6 +50,30 @@ export interface TwoHopsResult {
    */
   gatewayUnshared?: Summary;
   unsharedThroughputRatio?: number;
+  /** What each side's processes spent per operation over its timed rounds. */
+  cpuUsPerOp: { twoHops: HopsCpu; gateway: HopsCpu; gatewayUnshared?: HopsCpu };
+}
+
+/**
+ * CPU per operation of one side's processes, user and system, in µs: the first hop (the proxy, or
+ * the gateway), the second (the mapper, or the subgraphs), the emulators, and the load's own client
+ * (this process). Unlike throughput, which another tenant's burst moves by a third from one round
+ * to the next on this machine, CPU per operation shows where the difference is.
+ */
+export interface HopsCpu {
+  firstHop: number;
+  secondHop: number;
+  emulators: number;
+  client: number;
+}
+
+/** The graph's processes, whose CPU is read while its sides are timed. */
+export interface GraphProcesses {
+  gateway: number;
+  /** The gateway that shares no read, when it is timed. */
+  gatewayUnshared?: number | undefined;
+  subgraphs: readonly number[];
+  emulators: readonly number[];
 }
 
 export interface TwoHopsSettings extends RoundSettings {
@@ -63,6 +88,7 @@ const LOAD_WARMUP_CONCURRENCY = 32;
 export interface TwoHopsStack {
   /** The proxy's endpoint, where the graph client posts. */
   graphqlUrl: string;
+  pids: { proxy: number; mapper: number };
   stop(): Promise<void>;
 }
 
@@ -78,8 +104,39 @@ export async function launchTwoHops(recognitionOrigin: string, marketplaceOrigin
   });
   return {
     graphqlUrl: `${proxy.url}/graphql`,
+    pids: { proxy: proxy.pid, mapper: mapper.pid },
     stop: async () => {
       await Promise.all([proxy.stop(), mapper.stop()]);
+    },
+  };
+}
+
+type TimedSide = 'floor' | 'twoHops' | 'gateway' | 'gatewayUnshared';
+type Roles = Record<keyof HopsCpu, readonly number[]>;
+
+/** Adds up, per side, the CPU its processes spend over its timed stretches and the operations done. */
+function cpuAccounts(roles: Partial<Record<TimedSide, Roles>>) {
+  const spent = new Map<TimedSide, { ms: HopsCpu; operations: number }>();
+  const read = (pids: readonly number[]) => pids.reduce((sum, pid) => sum + cpuMsOf(pid), 0);
+  const readAll = (of: Roles): HopsCpu => ({ firstHop: read(of.firstHop), secondHop: read(of.secondHop), emulators: read(of.emulators), client: read(of.client) });
+  return {
+    async around(side: TimedSide, stretch: () => Promise<LoadSample>): Promise<LoadSample> {
+      const of = roles[side];
+      if (!of) return stretch();
+      const before = readAll(of);
+      const sample = await stretch();
+      const after = readAll(of);
+      const account = spent.get(side) ?? { ms: { firstHop: 0, secondHop: 0, emulators: 0, client: 0 }, operations: 0 };
+      for (const role of Object.keys(before) as (keyof HopsCpu)[]) account.ms[role] += after[role] - before[role];
+      account.operations += sample.latenciesMs.length;
+      spent.set(side, account);
+      return sample;
+    },
+    perOperation(side: TimedSide): HopsCpu | undefined {
+      const account = spent.get(side);
+      if (!account) return undefined;
+      const perOp = (ms: number) => (account.operations ? (ms * 1000) / account.operations : Number.NaN);
+      return { firstHop: perOp(account.ms.firstHop), secondHop: perOp(account.ms.secondHop), emulators: perOp(account.ms.emulators), client: perOp(account.ms.client) };
     },
   };
 }
@@ -88,7 +145,15 @@ export async function launchTwoHops(recognitionOrigin: string, marketplaceOrigin
  * Refuses to time a reference that does less than the graph: both must answer the same data.
  * `unsharedUrl`: a gateway that shares no read between identical requests, timed as a fourth side.
  */
-export async function measureTwoHops(operation: ReferenceOperation, sides: Sides, stack: TwoHopsStack, headers: Record<string, string>, settings: TwoHopsSettings, unsharedUrl?: string): Promise<TwoHopsResult> {
+export async function measureTwoHops(
+  operation: ReferenceOperation,
+  sides: Sides,
+  stack: TwoHopsStack,
+  headers: Record<string, string>,
+  settings: TwoHopsSettings,
+  graph: GraphProcesses,
+  unsharedUrl?: string,
+): Promise<TwoHopsResult> {
   const client = createGraphClient(stack.graphqlUrl, headers, LOAD_WARMUP_CONCURRENCY);
   const unsharedClient = unsharedUrl ? createGraphClient(unsharedUrl, headers, LOAD_WARMUP_CONCURRENCY) : undefined;
   try {
@@ -105,7 +170,14 @@ export async function measureTwoHops(operation: ReferenceOperation, sides: Sides
     // Fresh processes: bring their code to the optimised state the graph's reached over the scenarios.
     if (settings.loadWarmupMs > 0) await runLoad(all.twoHops, { concurrency: LOAD_WARMUP_CONCURRENCY, durationMs: settings.loadWarmupMs });
     const order = unsharedClient ? (['floor', 'twoHops', 'gateway', 'gatewayUnshared'] as const) : (['floor', 'twoHops', 'gateway'] as const);
-    const { floor, twoHops, gateway, gatewayUnshared } = (await timeInRounds(`two hops ${operation.name}`, all, order, settings)) as Record<(typeof order)[number], Summary> & { gatewayUnshared?: Summary };
+    const loadClient = [process.pid];
+    const cpu = cpuAccounts({
+      twoHops: { firstHop: [stack.pids.proxy], secondHop: [stack.pids.mapper], emulators: graph.emulators, client: loadClient },
+      gateway: { firstHop: [graph.gateway], secondHop: graph.subgraphs, emulators: graph.emulators, client: loadClient },
+      ...(graph.gatewayUnshared ? { gatewayUnshared: { firstHop: [graph.gatewayUnshared], secondHop: graph.subgraphs, emulators: graph.emulators, client: loadClient } } : {}),
+    });
+    const { floor, twoHops, gateway, gatewayUnshared } = (await timeInRounds(`two hops ${operation.name}`, all, order, settings, cpu.around)) as Record<(typeof order)[number], Summary> & { gatewayUnshared?: Summary };
+    const unsharedCpu = unsharedClient ? cpu.perOperation('gatewayUnshared') : undefined;
     return {
       operation: operation.name,
       concurrency: settings.concurrency,
@@ -118,6 +190,7 @@ export async function measureTwoHops(operation: ReferenceOperation, sides: Sides
       graphOverTwoHopsMs: gateway.p50Ms - twoHops.p50Ms,
       throughputRatio: gateway.opsPerSec / twoHops.opsPerSec,
       ...(gatewayUnshared ? { gatewayUnshared, unsharedThroughputRatio: gatewayUnshared.opsPerSec / twoHops.opsPerSec } : {}),
+      cpuUsPerOp: { twoHops: cpu.perOperation('twoHops')!, gateway: cpu.perOperation('gateway')!, ...(unsharedCpu ? { gatewayUnshared: unsharedCpu } : {}) },
     };
   } finally {
     await Promise.all([client.close(), unsharedClient?.close()]);

@@ -69,6 +69,14 @@ describe('npm run bench', () => {
       expect(twoHops.graphOverTwoHopsMs).toBeCloseTo(twoHops.gateway.p50Ms - twoHops.twoHops.p50Ms, 9);
       expect(twoHops.throughputRatio).toBeCloseTo(twoHops.gateway.opsPerSec / twoHops.twoHops.opsPerSec, 9);
       expect(twoHops.gatewayUnshared === undefined).toBe(twoHops.concurrency === 1);
+      // Thousands of operations at 32: every hop of every side spent CPU time that /proc can see.
+      if (twoHops.concurrency > 1) {
+        expect(twoHops.cpuUsPerOp.gatewayUnshared).toBeDefined();
+        for (const cpu of [twoHops.cpuUsPerOp.twoHops, twoHops.cpuUsPerOp.gateway, twoHops.cpuUsPerOp.gatewayUnshared!]) {
+          for (const us of [cpu.firstHop, cpu.secondHop, cpu.emulators, cpu.client]) expect(us).toBeGreaterThan(0);
+          expect(cpu.firstHop + cpu.secondHop).toBeLessThan(100_000);
+        }
+      }
     }
     // At 20 ms every answer waits for the emulator: so does every side's median.
     const at20 = report.twoHops.filter((row) => row.emulatorLatencyMs === 20);
@@ -76,6 +84,7 @@ describe('npm run bench', () => {
     // Two rounds of upstream calls, each waiting 20 ms.
     expect(Math.min(...at20.filter((row) => row.operation === 'redemptions20').flatMap((row) => [row.floor.p50Ms, row.twoHops.p50Ms, row.gateway.p50Ms]))).toBeGreaterThanOrEqual(40);
     expect(run.stdout).toContain('What two hops cost on this machine');
+    expect(run.stdout).toContain('Where the CPU goes at concurrency 32');
     // Every operation through a gateway enforcing trusted documents (by id), rate limits and traces, beside an open one.
     expect(report.enforcement.map(({ operation, concurrency }) => [operation, concurrency])).toEqual(operations.map((operation) => [operation, 32]));
     for (const row of report.enforcement) {
