@@ -1,6 +1,6 @@
 import { Agent, Pool } from 'undici';
 import type { Fetcher, FetcherRequestInit, FetcherResponse } from '@apollo/utils.fetcher';
-import type { ClientDeparture } from '../lib/http.ts';
+import { onCancel, type Departure } from '../lib/http.ts';
 import { exchangeBufferedBytes, type WatchDeadline } from '../lib/bufferedExchange.ts';
 
 export interface UndiciFetcherOptions {
@@ -12,28 +12,15 @@ export interface UndiciFetcherOptions {
   maxAnswerBytes?: number;
 }
 
-/** What cuts a subgraph request off: an AbortSignal, or an HTTP request's departure (`lib/http.ts`). */
-export type Departure = AbortSignal | ClientDeparture;
+/** What cuts a subgraph request off: an AbortSignal, or a departure (`lib/http.ts`). */
+export type Cancellation = AbortSignal | Departure;
 
-const NOT_WATCHED = () => {};
-const UNWATCHED: WatchDeadline = () => NOT_WATCHED;
+const UNWATCHED: WatchDeadline = () => () => {};
 
-/** Cancels a call when its departure is told, or at once when it already was. */
-function watchDeparture(departure: Departure | undefined): WatchDeadline {
-  if (!departure) return UNWATCHED;
-  return (cancel) => {
-    const leave = () => cancel(departure.reason instanceof Error ? departure.reason : new DOMException('the client went away', 'AbortError'));
-    if (departure.aborted) {
-      leave();
-      return NOT_WATCHED;
-    }
-    if (departure instanceof AbortSignal) {
-      departure.addEventListener('abort', leave, { once: true });
-      return () => departure.removeEventListener('abort', leave);
-    }
-    departure.once('abort', leave);
-    return () => departure.off('abort', leave);
-  };
+/** Cancels a call when `cancellation` is told, or at once when it already was. */
+function watchCancellation(cancellation: Cancellation | undefined): WatchDeadline {
+  if (!cancellation) return UNWATCHED;
+  return (cancel) => onCancel(cancellation, () => cancel(cancellation.reason instanceof Error ? cancellation.reason : new DOMException('the client went away', 'AbortError')));
 }
 
 /** A subgraph's answer, read whole: subgraphs answer small JSON bodies. */
@@ -50,7 +37,7 @@ export interface UndiciFetcher extends Fetcher {
    * The data sources' path: a POST of a body already serialised, with no WHATWG Request, Headers
    * or URL built per call. Rejects only when the subgraph could not be reached or did not answer.
    */
-  post(url: string, headers: Record<string, string>, body: string, signal?: Departure): Promise<SubgraphAnswer>;
+  post(url: string, headers: Record<string, string>, body: string, signal?: Cancellation): Promise<SubgraphAnswer>;
   close(): Promise<void>;
 }
 
@@ -102,11 +89,11 @@ export function createUndiciFetcher({ connections = 128, timeoutMs = 30_000, max
     return target;
   };
 
-  const post = async (url: string, headers: Record<string, string>, body: string, signal?: Departure): Promise<SubgraphAnswer> => {
+  const post = async (url: string, headers: Record<string, string>, body: string, signal?: Cancellation): Promise<SubgraphAnswer> => {
     const { pool, path } = targetOf(url);
     // Read whole from the dispatcher, with no response stream. A departure aborts the request, which
     // closes its connection: the subgraph sees its caller go and cancels its upstream work.
-    const answer = await exchangeBufferedBytes(pool, { path, method: 'POST', headers, body }, watchDeparture(signal), maxAnswerBytes);
+    const answer = await exchangeBufferedBytes(pool, { path, method: 'POST', headers, body }, watchCancellation(signal), maxAnswerBytes);
     return { status: answer.status, headers: answer.headers, bytes: answer.body };
   };
 

@@ -1,3 +1,6 @@
+import { Departure, onCancel } from '../lib/http.ts';
+import type { Cancellation } from './fetcher.ts';
+
 /**
  * What makes two subgraph reads identical: the serialised request (operation, variables, name) and
  * every header sent but the call budget. The credential is among the headers, so two callers with
@@ -13,15 +16,16 @@ export function readKey(body: string, headers: Record<string, string>): string {
  * caller waiting on it has gone away; one caller leaving ends only its own wait.
  */
 export function createInFlight<T>() {
-  const pending = new Map<string, { promise: Promise<T>; waiters: number; controller: AbortController }>();
+  const pending = new Map<string, { promise: Promise<T>; waiters: number; departure: Departure }>();
   return {
     /** Joins the call in flight under `key`, or starts it; `shared` says whether it was joined. */
-    run(key: string, signal: AbortSignal | undefined, start: (signal: AbortSignal) => Promise<T>): { promise: Promise<T>; shared: boolean } {
+    run(key: string, cancellation: Cancellation | undefined, start: (departure: Departure) => Promise<T>): { promise: Promise<T>; shared: boolean } {
       let entry = pending.get(key);
       const shared = entry !== undefined;
       if (!entry) {
-        const controller = new AbortController();
-        const created = { promise: start(controller.signal), waiters: 0, controller };
+        // The shared call's own departure, told once its last caller has gone.
+        const departure = new Departure();
+        const created = { promise: start(departure), waiters: 0, departure };
         const forget = () => {
           if (pending.get(key) === created) pending.delete(key);
         };
@@ -31,26 +35,27 @@ export function createInFlight<T>() {
       }
       const joined = entry;
       joined.waiters += 1;
-      if (!signal) return { promise: joined.promise, shared };
-      if (signal.aborted) {
-        joined.waiters -= 1;
-        if (joined.waiters === 0) joined.controller.abort(signal.reason);
-        return { promise: Promise.reject(signal.reason as Error), shared };
-      }
+      if (!cancellation) return { promise: joined.promise, shared };
       const promise = new Promise<T>((resolve, reject) => {
-        const leave = () => {
+        let settled = false;
+        const unlisten = onCancel(cancellation, () => {
+          if (settled) return;
+          settled = true;
           joined.waiters -= 1;
-          if (joined.waiters === 0) joined.controller.abort(signal.reason);
-          reject(signal.reason as Error);
-        };
-        signal.addEventListener('abort', leave, { once: true });
+          if (joined.waiters === 0) joined.departure.leave(cancellation.reason);
+          reject(cancellation.reason as Error);
+        });
         joined.promise.then(
           (value) => {
-            signal.removeEventListener('abort', leave);
+            unlisten();
+            if (settled) return;
+            settled = true;
             resolve(value);
           },
           (error: unknown) => {
-            signal.removeEventListener('abort', leave);
+            unlisten();
+            if (settled) return;
+            settled = true;
             reject(error as Error);
           },
         );

@@ -144,7 +144,7 @@ export async function startGateway(config: GatewayConfig, logger: Logger): Promi
       headers: (caller?.headers ?? req.headers) as IncomingHttpHeaders,
       origin: gatewayOrigin(config.publicUrl, req, config.trustedProxies),
       principal: caller?.principal,
-      // Its AbortSignal is made only when read (shared reads wait on it): the subgraph requests are cut off through `departure`.
+      // Its AbortSignal is made only when read: the subgraph requests, shared or not, are cut off through `departure`.
       get signal() {
         return departure?.signal;
       },

@@ -3,7 +3,7 @@ import { ErrorCode, graphError } from '../lib/errors.ts';
 import { GATEWAY_ORIGIN_HEADER } from '../lib/downloads.ts';
 import { CALL_BUDGET_HEADER, CALLS_MADE_HEADER } from '../lib/callBudget.ts';
 import { credentialHeadersFor } from './credentials.ts';
-import type { Departure, SubgraphAnswer, UndiciFetcher } from './fetcher.ts';
+import type { Cancellation, SubgraphAnswer, UndiciFetcher } from './fetcher.ts';
 import type { GatewayContext } from './context.ts';
 import { createInFlight, readKey } from './inFlight.ts';
 import type { MicroCache } from './microCache.ts';
@@ -113,13 +113,13 @@ export class SubgraphDataSource implements GraphQLDataSource<GatewayContext> {
     const kept = cacheKey === undefined ? undefined : this.microCache!.get(cacheKey);
     if (kept) return kept;
     if (!this.dedupe) return this.sendRead(headers, body, context, departure, cacheKey, ttlMs);
-    const { promise, shared } = this.inFlight.run(readKey(body, headers), context?.signal, (signal) => this.sendRead(headers, body, context, signal, cacheKey, ttlMs));
+    const { promise, shared } = this.inFlight.run(readKey(body, headers), departure, (shared) => this.sendRead(headers, body, context, shared, cacheKey, ttlMs));
     if (shared) this.shared += 1;
     return promise;
   }
 
   /** Sends a read, and keeps its answer when the micro-cache is asked to. */
-  private sendRead(headers: Record<string, string>, body: string, context: Partial<GatewayContext> | undefined, signal: Departure | undefined, cacheKey: string | undefined, ttlMs: number | undefined): Promise<SubgraphAnswer> {
+  private sendRead(headers: Record<string, string>, body: string, context: Partial<GatewayContext> | undefined, signal: Cancellation | undefined, cacheKey: string | undefined, ttlMs: number | undefined): Promise<SubgraphAnswer> {
     const answer = this.post(headers, body, context, signal);
     if (cacheKey === undefined) return answer;
     return answer.then((whole) => {
@@ -128,7 +128,7 @@ export class SubgraphDataSource implements GraphQLDataSource<GatewayContext> {
     });
   }
 
-  private async post(headers: Record<string, string>, body: string, context: Partial<GatewayContext> | undefined, signal: Departure | undefined): Promise<SubgraphAnswer> {
+  private async post(headers: Record<string, string>, body: string, context: Partial<GatewayContext> | undefined, signal: Cancellation | undefined): Promise<SubgraphAnswer> {
     // An open breaker fails fast here, before any budget is reserved or anything is sent.
     const outcome = admitSubgraphCall(this.breaker);
     // The operation's upstream calls are counted across its subgraph requests (gateway/demandControl.ts).

@@ -98,23 +98,15 @@ export function requestUrl(req: IncomingMessage): URL | undefined {
 }
 
 /**
- * The client's going away: the response's connection closed before the response was written whole.
- * Told as an AbortSignal tells it (`aborted`, `reason`, an `abort`
- * event, which undici takes as a request's signal too), without an AbortController: one and its
- * listener cost some 4 µs of every request, and almost none is ever cut off. The AbortSignal
- * itself is made only for a caller that asks for it.
+ * Something going away, told as an AbortSignal tells it (`aborted`, `reason`, an `abort` event,
+ * which undici takes as a request's signal too), without an AbortController: one and its listener
+ * cost some 4 µs of every request, and almost none is ever cut off. The AbortSignal itself is made
+ * only for a caller that asks for it.
  */
-export class ClientDeparture extends EventEmitter {
+export class Departure extends EventEmitter {
   aborted = false;
   reason: unknown = undefined;
   private controller: AbortController | undefined;
-
-  constructor(res: ServerResponse) {
-    super();
-    res.once('close', () => {
-      if (!res.writableFinished) this.leave(new DOMException('the client went away', 'AbortError'));
-    });
-  }
 
   /** An AbortSignal aborted with the same reason, made on first use. */
   get signal(): AbortSignal {
@@ -125,10 +117,38 @@ export class ClientDeparture extends EventEmitter {
     return this.controller.signal;
   }
 
-  private leave(reason: unknown): void {
+  /** Tells it, once. */
+  leave(reason: unknown): void {
+    if (this.aborted) return;
     this.aborted = true;
     this.reason = reason;
     this.controller?.abort(reason);
     this.emit('abort');
   }
+}
+
+/** The client's going away: the response's connection closed before the response was written whole. */
+export class ClientDeparture extends Departure {
+  constructor(res: ServerResponse) {
+    super();
+    res.once('close', () => {
+      if (!res.writableFinished) this.leave(new DOMException('the client went away', 'AbortError'));
+    });
+  }
+}
+
+const NOT_LISTENING = () => {};
+
+/** Calls `leave` once `cancellation` is told, or at once if it already was; the returned function stops listening. */
+export function onCancel(cancellation: AbortSignal | Departure, leave: () => void): () => void {
+  if (cancellation.aborted) {
+    leave();
+    return NOT_LISTENING;
+  }
+  if (cancellation instanceof Departure) {
+    cancellation.once('abort', leave);
+    return () => cancellation.off('abort', leave);
+  }
+  cancellation.addEventListener('abort', leave, { once: true });
+  return () => cancellation.removeEventListener('abort', leave);
 }

@@ -2,24 +2,9 @@ import { EventEmitter } from 'node:events';
 import type { ServerResponse } from 'node:http';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { ClientDeparture } from '../../lib/http.ts';
+import { countAbortControllers } from '../support/abortControllers.ts';
 
 const fakeResponse = () => Object.assign(new EventEmitter(), { writableFinished: false });
-
-/** Counts the AbortControllers made while a test runs. */
-function countControllers(): () => number {
-  let made = 0;
-  const Real = globalThis.AbortController;
-  vi.stubGlobal(
-    'AbortController',
-    class extends Real {
-      constructor() {
-        super();
-        made += 1;
-      }
-    },
-  );
-  return () => made;
-}
 
 afterEach(() => {
   vi.unstubAllGlobals();
@@ -27,7 +12,7 @@ afterEach(() => {
 
 describe('a client’s departure', () => {
   it('makes no AbortController while nobody asks for its signal, and tells its listeners when the client goes away', () => {
-    const made = countControllers();
+    const made = countAbortControllers();
     const res = fakeResponse();
     const departure = new ClientDeparture(res as unknown as ServerResponse);
     const heard: unknown[] = [];
