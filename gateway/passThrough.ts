@@ -10,6 +10,7 @@ import type { AccessLog } from './accessLog.ts';
 import type { SubgraphDataSource, SubgraphRequest } from './subgraphDataSource.ts';
 import type { GatewayContext, Prefetched } from './context.ts';
 import { createFetchSpans } from './tracing.ts';
+import { DATA_ONLY_HEADER } from '../lib/dataOnlyAnswers.ts';
 
 export type PassThroughOutcome = { served: true } | { served: false; prefetched?: Prefetched };
 
@@ -52,7 +53,8 @@ const NEWLINE = 0x0a;
  * Apollo Server serialises `errors` before `data`, so an answer that opens with `data` has none;
  * it ends its JSON with a newline, as the gateway's own answers do.
  * Subgraph extensions are not passed on to clients: an answer naming that key anywhere (an alias
- * may, harmlessly) goes through Apollo. A cache hint would change Apollo's cache-control header.
+ * may, harmlessly) goes through Apollo, unless the subgraph says it wrote nothing but `data`
+ * (`DATA_ONLY_HEADER`). A cache hint would change Apollo's cache-control header.
  */
 function passesAsItIs(answer: SubgraphAnswer): boolean {
   const { status, headers, bytes } = answer;
@@ -62,7 +64,7 @@ function passesAsItIs(answer: SubgraphAnswer): boolean {
     bytes.length > DATA_FIRST.length &&
     bytes.subarray(0, DATA_FIRST.length).equals(DATA_FIRST) &&
     (bytes[bytes.length - 1] === CLOSING_BRACE || (bytes[bytes.length - 1] === NEWLINE && bytes[bytes.length - 2] === CLOSING_BRACE)) &&
-    bytes.indexOf(EXTENSIONS_KEY) === -1
+    (headers[DATA_ONLY_HEADER] === '1' || bytes.indexOf(EXTENSIONS_KEY) === -1)
   );
 }
 

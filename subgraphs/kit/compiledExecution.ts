@@ -4,6 +4,7 @@ import { compileQuery, isCompiledQuery, type CompiledQuery } from 'graphql-jit';
 import type { ApolloServerOptionsWithGateway, BaseContext } from '@apollo/server';
 import { createBoundedCache } from '../../lib/boundedCache.ts';
 import { createRepeatOperations } from '../../lib/repeatOperations.ts';
+import { DATA_ONLY_HEADER } from '../../lib/dataOnlyAnswers.ts';
 
 type ExecutorHost = ApolloServerOptionsWithGateway<BaseContext>['gateway'];
 type LoadResult = Awaited<ReturnType<ExecutorHost['load']>>;
@@ -93,7 +94,7 @@ export function compiledExecution(schema: GraphQLSchema, { cacheSize = 1000 }: C
     if (result.errors?.length) return { served: false as const, context: Object.assign(context, { [PRECOMPUTED]: { result } }) };
     // As Apollo Server writes a result: JSON and a newline.
     const text = `${JSON.stringify({ data: result.data })}\n`;
-    res.writeHead(200, { 'content-type': repeat.contentType, 'content-length': Buffer.byteLength(text) });
+    res.writeHead(200, { 'content-type': repeat.contentType, 'content-length': Buffer.byteLength(text), [DATA_ONLY_HEADER]: '1' });
     res.end(text);
     return { served: true as const };
   }

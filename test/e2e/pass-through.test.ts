@@ -1,4 +1,5 @@
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { DATA_ONLY_HEADER } from '../../lib/dataOnlyAnswers.ts';
 import { DEMO_TOKENS } from '../../emulators/recognition/data.ts';
 import type { StartedGateway } from '../../gateway/server.ts';
 import { FAST_PATH_MODES, startGatewayOverStandIn, type GatewayOverStandIn } from '../support/standInSubgraph.ts';
@@ -83,6 +84,20 @@ describe.each(FAST_PATH_MODES)('the gateway’s pass-through ($mode)', ({ fastPa
       });
       expect(count).toBe(0);
       expect(calls()).toBe(2);
+    });
+
+    it('passes on, unsearched, an answer its subgraph marks as nothing but data; searches the others for extensions', async () => {
+      stand.answer = { status: 200, body: '{"data":{"extensions":[{"id":"wh_1"}]}}\n', headers: { [DATA_ONLY_HEADER]: '1' } };
+      const marked = await twice({ query: '{ extensions: webhooks { id } }' });
+      expect(marked.second).toEqual(marked.first);
+      expect(JSON.parse(marked.second.text)).toEqual({ data: { extensions: [{ id: 'wh_1' }] } });
+      expect(marked.passedThrough).toBe(skipping(1));
+
+      // Unmarked, the alias is enough to send it through Apollo Server, which answers the same.
+      stand.answer = { status: 200, body: '{"data":{"extensions":[{"id":"wh_1","url":"https://example.test/hook"}]}}\n' };
+      const unmarked = await twice({ query: '{ extensions: webhooks { id url } }' });
+      expect(unmarked.second).toEqual(unmarked.first);
+      expect(unmarked.passedThrough).toBe(0);
     });
 
     it('does not pass on a subgraph’s extensions or cache hint', async () => {

@@ -3,6 +3,7 @@ import { GraphQLError, execute, parse, getOperationAST, type ExecutionResult } f
 import { buildSubgraphSchema } from '@apollo/subgraph';
 import { describe, expect, it } from 'vitest';
 import { compiledExecution, type Executor } from '../../subgraphs/kit/compiledExecution.ts';
+import { DATA_ONLY_HEADER } from '../../lib/dataOnlyAnswers.ts';
 import { DateScalar } from '../../lib/scalars.ts';
 
 const typeDefs = parse(`
@@ -147,7 +148,8 @@ describe('repeats of a compiled query, without Apollo Server', () => {
     const repeat = recorder();
     expect(await host.serve(body, () => ({}), undefined, repeat.res)).toEqual({ served: true });
     expect(repeat.written.status).toBe(200);
-    expect(repeat.written.headers).toMatchObject({ 'content-type': 'application/json; charset=utf-8' });
+    // Written whole by the subgraph, nothing but `data`: the gateway need not search it for extensions.
+    expect(repeat.written.headers).toMatchObject({ 'content-type': 'application/json; charset=utf-8', [DATA_ONLY_HEADER]: '1' });
     expect(repeat.written.body).toBe(`${JSON.stringify(await interpreted(query, { n: 2 }, 'Top'))}\n`);
     // The operation name is part of what was asked.
     expect(await host.serve({ query, variables: { n: 2 } }, () => ({}), undefined, recorder().res)).toEqual({ served: false });
