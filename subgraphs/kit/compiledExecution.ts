@@ -92,10 +92,11 @@ export function compiledExecution(schema: GraphQLSchema, { cacheSize = 1000 }: C
       return { served: false as const, context: Object.assign(context, { [PRECOMPUTED]: { thrown } }) };
     }
     if (result.errors?.length) return { served: false as const, context: Object.assign(context, { [PRECOMPUTED]: { result } }) };
-    // As Apollo Server writes a result: JSON and a newline.
-    const text = `${JSON.stringify({ data: result.data })}\n`;
-    res.writeHead(200, { 'content-type': repeat.contentType, 'content-length': Buffer.byteLength(text), [DATA_ONLY_HEADER]: '1' });
-    res.end(text);
+    // As Apollo Server writes a result: JSON and a newline. Encoded once: a string would be measured
+    // for its length, then encoded again as it is written (4 µs more for 31 KB).
+    const bytes = Buffer.from(`${JSON.stringify({ data: result.data })}\n`);
+    res.writeHead(200, { 'content-type': repeat.contentType, 'content-length': bytes.length, [DATA_ONLY_HEADER]: '1' });
+    res.end(bytes);
     return { served: true as const };
   }
 

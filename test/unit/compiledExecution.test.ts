@@ -18,7 +18,7 @@ const typeDefs = parse(`
   type User @key(fields: "id") { id: ID! name: String tags: [String!]! manager: User since: Date }
 `);
 
-const people = Array.from({ length: 50 }, (_, index) => ({ id: `u${index}`, name: index % 7 === 0 ? null : `User ${index}`, tags: ['a', 'b'], since: '2026-11-01' }));
+const people = Array.from({ length: 50 }, (_, index) => ({ id: `u${index}`, name: index % 7 === 0 ? null : `Usér ${index}`, tags: ['a', 'b'], since: '2026-11-01' }));
 const calls: string[] = [];
 const schema = buildSubgraphSchema({
   typeDefs,
@@ -125,8 +125,8 @@ function recorder() {
       Object.assign(written, { status, headers });
       return res;
     },
-    end(body: string) {
-      written.body = body;
+    end(body: string | Buffer) {
+      written.body = String(body);
       return res;
     },
   };
@@ -151,6 +151,9 @@ describe('repeats of a compiled query, without Apollo Server', () => {
     // Written whole by the subgraph, nothing but `data`: the gateway need not search it for extensions.
     expect(repeat.written.headers).toMatchObject({ 'content-type': 'application/json; charset=utf-8', [DATA_ONLY_HEADER]: '1' });
     expect(repeat.written.body).toBe(`${JSON.stringify(await interpreted(query, { n: 2 }, 'Top'))}\n`);
+    // Its length in bytes, not in characters: the names hold an é.
+    expect(repeat.written.headers!['content-length']).toBe(Buffer.byteLength(repeat.written.body!));
+    expect(repeat.written.body).toContain('é');
     // The operation name is part of what was asked.
     expect(await host.serve({ query, variables: { n: 2 } }, () => ({}), undefined, recorder().res)).toEqual({ served: false });
   });
