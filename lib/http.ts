@@ -108,6 +108,13 @@ export class Departure extends EventEmitter {
   reason: unknown = undefined;
   private controller: AbortController | undefined;
 
+  constructor() {
+    super();
+    // One listener per subgraph call in flight for the request, which its plan and demand control
+    // bound: past ten is not a leak, and must not print Node's warning that it may be.
+    this.setMaxListeners(0);
+  }
+
   /** An AbortSignal aborted with the same reason, made on first use. */
   get signal(): AbortSignal {
     if (!this.controller) {

@@ -1,7 +1,7 @@
 import { EventEmitter } from 'node:events';
 import type { ServerResponse } from 'node:http';
 import { afterEach, describe, expect, it, vi } from 'vitest';
-import { ClientDeparture } from '../../lib/http.ts';
+import { ClientDeparture, onCancel } from '../../lib/http.ts';
 import { countAbortControllers } from '../support/abortControllers.ts';
 
 const fakeResponse = () => Object.assign(new EventEmitter(), { writableFinished: false });
@@ -49,5 +49,24 @@ describe('a client’s departure', () => {
     res.emit('close');
     expect(departure.aborted).toBe(false);
     expect(departure.signal.aborted).toBe(false);
+  });
+});
+
+describe('a departure with many listeners', () => {
+  it('warns of no leak for more than ten subgraph calls in flight at once', async () => {
+    const warnings: Error[] = [];
+    const onWarning = (warning: Error) => warnings.push(warning);
+    process.on('warning', onWarning);
+    try {
+      const departure = new ClientDeparture(fakeResponse() as unknown as ServerResponse);
+      const unlisten = Array.from({ length: 50 }, () => onCancel(departure, () => {}));
+      for (const stop of unlisten) stop();
+      expect(departure.listenerCount('abort')).toBe(0);
+      // Node tells its warnings on a later tick.
+      await new Promise((resolve) => setImmediate(resolve));
+    } finally {
+      process.off('warning', onWarning);
+    }
+    expect(warnings.filter((warning) => warning.name === 'MaxListenersExceededWarning')).toEqual([]);
   });
 });
