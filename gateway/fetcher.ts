@@ -97,22 +97,21 @@ export function createUndiciFetcher({ connections = 128, timeoutMs = 30_000, max
     return { status: answer.status, headers: answer.headers, bytes: answer.body };
   };
 
+  // Read as the data sources' calls are: whole, never past the cap, cancelled by the caller's signal.
   const fetcher = async (url: string, init: FetcherRequestInit = {}): Promise<FetcherResponse> => {
     const target = new URL(url);
-    const response = await agent.request({
-      origin: target.origin,
-      path: `${target.pathname}${target.search}`,
-      method: (init.method ?? 'GET') as 'GET' | 'POST',
-      headers: init.headers,
-      body: init.body,
-      signal: init.signal,
-    });
-    const text = await response.body.text();
+    const signal = init.signal as AbortSignal | undefined;
+    const answer = await exchangeBufferedBytes(
+      agent,
+      { origin: target.origin, path: `${target.pathname}${target.search}`, method: (init.method ?? 'GET') as 'GET' | 'POST', headers: init.headers, body: init.body },
+      watchCancellation(signal),
+      maxAnswerBytes,
+    );
     const headers = new Headers();
-    for (const [name, value] of Object.entries(response.headers)) {
+    for (const [name, value] of Object.entries(answer.headers)) {
       if (value !== undefined) headers.set(name, Array.isArray(value) ? value.join(', ') : value);
     }
-    return responseOf(url, response.statusCode, headers, text);
+    return responseOf(url, answer.status, headers, answer.body.toString('utf8'));
   };
   return Object.assign(fetcher, { post, close: async () => void (await Promise.all([agent.close(), ...[...targets.values()].map(({ pool }) => pool.close())])) });
 }

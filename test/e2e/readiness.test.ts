@@ -33,4 +33,45 @@ describe('/ready', () => {
     expect(asked).toBeLessThanOrEqual(SERVICES.length * seconds);
     expect(seconds).toBeLessThan(50);
   });
+
+  it('counts a subgraph whose answer to the check never ends as down, reading no more than MAX_SUBGRAPH_RESPONSE_BYTES of it', async () => {
+    const CAP = 64 * 1024;
+    let sent = 0;
+    // A subgraph that answers the check with a body that goes on for as long as it is read.
+    const flooding = await listen(
+      http.createServer((req, res) => {
+        req.resume();
+        res.writeHead(200, { 'content-type': 'application/json' });
+        const chunk = Buffer.alloc(16 * 1024, 0x20);
+        const pump = () => {
+          while (!res.destroyed && sent < 64 * 1024 * 1024) {
+            sent += chunk.length;
+            if (!res.write(chunk)) return void res.once('drain', pump);
+          }
+        };
+        pump();
+      }),
+      0,
+    );
+    const healthy = await listen(
+      http.createServer((req, res) => {
+        req.resume();
+        res.writeHead(200, { 'content-type': 'application/json' }).end('{"data":{"__typename":"Query"}}');
+      }),
+      0,
+    );
+    const [first, ...others] = SERVICES;
+    const subgraphUrls = { [first!.name]: `${flooding.url}/graphql`, ...Object.fromEntries(others.map((service) => [service.name, `${healthy.url}/graphql`])) };
+    const gateway = await startGateway(readGatewayConfig({}, { port: 0, subgraphUrls, maxSubgraphResponseBytes: CAP }), testLogger('gateway'));
+    try {
+      const answer = await fetch(`${gateway.url}/ready`);
+      expect(answer.status).toBe(503);
+      expect(((await answer.json()) as { subgraphs: Record<string, string> }).subgraphs).toMatchObject({ [first!.name]: 'down', [others[0]!.name]: 'up' });
+      // Cut off near the cap: the flood was not read to its end (64 MiB) nor for its 2 s deadline.
+      expect(sent).toBeLessThan(16 * 1024 * 1024);
+    } finally {
+      await gateway.close();
+      await Promise.all([flooding.close(), healthy.close()]);
+    }
+  });
 });
