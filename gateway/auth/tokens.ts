@@ -1,6 +1,7 @@
 import { createHash } from 'node:crypto';
 import { createRemoteJWKSet, errors as joseErrors, jwtVerify } from 'jose';
-import { request } from 'undici';
+import { getGlobalDispatcher } from 'undici';
+import { AnswerTooLarge, exchangeBuffered, type WatchDeadline } from '../../lib/bufferedExchange.ts';
 import { createBoundedCache } from '../../lib/boundedCache.ts';
 import { parseScopes, type Principal } from './principal.ts';
 
@@ -55,10 +56,20 @@ const principalOf = (claims: Claims, via: Principal['via']): Principal => {
   return { id, subject, clientId, scopes: parseScopes(claims.scope ?? claims.scp), via, expiresAt: typeof claims.exp === 'number' ? claims.exp : undefined };
 };
 
+function targetOf(url: string): { origin: string; path: string } {
+  const parsed = new URL(url);
+  return { origin: parsed.origin, path: `${parsed.pathname}${parsed.search}` };
+}
+
 /** Validates bearer tokens by standards: JWTs against a JWKS, opaque tokens by introspection. */
 export function createTokenVerifier(settings: TokenSettings) {
   const { clockSkewSeconds = 30, introspectionCacheSeconds = 30, jwksCooldownSeconds = 30, timeoutMs = 5000, now = Date.now } = settings;
   const jwks = settings.jwksUrl ? createRemoteJWKSet(new URL(settings.jwksUrl), { timeoutDuration: timeoutMs, cooldownDuration: jwksCooldownSeconds * 1000, cacheMaxAge: 10 * 60_000 }) : undefined;
+  const introspectionTarget = settings.introspectionUrl ? targetOf(settings.introspectionUrl) : undefined;
+  const deadline: WatchDeadline = (cancel) => {
+    const timer = setTimeout(() => cancel(new DOMException(`no answer within ${timeoutMs} ms`, 'TimeoutError')), timeoutMs);
+    return () => clearTimeout(timer);
+  };
   // Keyed by the token's hash: the cache never holds a token.
   const introspected = createBoundedCache<{ principal: Principal | TokenRefused; until: number }>(10_000);
 
@@ -92,23 +103,22 @@ export function createTokenVerifier(settings: TokenSettings) {
     }
     let answer: { active?: unknown; exp?: unknown; aud?: unknown; iss?: unknown } & Record<string, unknown>;
     try {
-      const response = await request(settings.introspectionUrl!, {
-        method: 'POST',
-        headers,
-        body: new URLSearchParams({ token, token_type_hint: 'access_token' }).toString(),
-        headersTimeout: timeoutMs,
-        bodyTimeout: timeoutMs,
-      });
-      const declared = Number(response.headers['content-length']);
-      if (response.statusCode !== 200 || declared > MAX_INTROSPECTION_BYTES) {
-        await response.body.dump();
-        throw new TokenRefused(`introspection answered HTTP ${response.statusCode}`, true);
-      }
-      const text = await response.body.text();
-      if (text.length > MAX_INTROSPECTION_BYTES) throw new TokenRefused('introspection answered too much', true);
-      answer = JSON.parse(text) as typeof answer;
+      // Read whole but never past the cap, declared or counted, and within one deadline for the
+      // whole call: an endpoint that trickles or floods its answer costs at most that.
+      const answered = await exchangeBuffered(
+        getGlobalDispatcher(),
+        { origin: introspectionTarget!.origin, path: introspectionTarget!.path, method: 'POST', headers, body: new URLSearchParams({ token, token_type_hint: 'access_token' }).toString(), headersTimeout: timeoutMs, bodyTimeout: timeoutMs },
+        deadline,
+        MAX_INTROSPECTION_BYTES,
+      );
+      if (answered.status !== 200) throw new TokenRefused(`introspection answered HTTP ${answered.status}`, true);
+      const parsed: unknown = JSON.parse(answered.body);
+      // `null`, a number or a list would otherwise be read as an answer.
+      if (!parsed || typeof parsed !== 'object' || Array.isArray(parsed)) throw new TokenRefused('introspection answered something that is not an object', true);
+      answer = parsed as typeof answer;
     } catch (error) {
       if (error instanceof TokenRefused) throw error;
+      if (error instanceof AnswerTooLarge) throw new TokenRefused('introspection answered too much', true);
       throw new TokenRefused('the introspection endpoint could not be reached', true);
     }
     const nowSeconds = now() / 1000;

@@ -5,6 +5,7 @@ import { startGateway } from '../../gateway/server.ts';
 import { listen } from '../../lib/http.ts';
 import { SERVICES } from '../../lib/services.ts';
 import { testLogger } from '../support/logs.ts';
+import { flood } from '../support/flood.ts';
 
 describe('/ready', () => {
   it('asks the subgraphs at most once a second however often it is called', async () => {
@@ -42,14 +43,7 @@ describe('/ready', () => {
       http.createServer((req, res) => {
         req.resume();
         res.writeHead(200, { 'content-type': 'application/json' });
-        const chunk = Buffer.alloc(16 * 1024, 0x20);
-        const pump = () => {
-          while (!res.destroyed && sent < 64 * 1024 * 1024) {
-            sent += chunk.length;
-            if (!res.write(chunk)) return void res.once('drain', pump);
-          }
-        };
-        pump();
+        flood(res, (bytes) => (sent += bytes));
       }),
       0,
     );

@@ -1,0 +1,84 @@
+import http from 'node:http';
+import { afterAll, describe, expect, it } from 'vitest';
+import { createTokenVerifier, TokenRefused } from '../../../gateway/auth/tokens.ts';
+import { listen } from '../../../lib/http.ts';
+import { flood } from '../../support/flood.ts';
+
+/**
+ * The token introspection endpoint (RFC 7662) is an upstream like any other: an answer that floods
+ * or trickles costs the gateway at most 64 KiB and one deadline, and an answer that is not an
+ * object refuses the token as "try again", never a crash. A bare server of the test's own plays
+ * the endpoint and counts what it managed to send.
+ */
+type Behaviour = (res: http.ServerResponse) => void;
+let behaviour: Behaviour = (res) => res.end('{}');
+let sent = 0;
+const server = http.createServer((req, res) => {
+  req.resume();
+  behaviour(res);
+});
+const started = await listen(server, 0);
+afterAll(() => started.close());
+
+const verifier = createTokenVerifier({ introspectionUrl: `${started.url}/introspect`, introspectionCacheSeconds: 0, timeoutMs: 1000 });
+
+async function refusal(token: string): Promise<TokenRefused> {
+  const outcome = await verifier.verify(token).then(
+    () => undefined,
+    (error: unknown) => error,
+  );
+  expect(outcome).toBeInstanceOf(TokenRefused);
+  return outcome as TokenRefused;
+}
+
+describe('an introspection endpoint that misbehaves', () => {
+  it('flooding its answer without a declared length: cut off past 64 KiB, the token refused as unavailable', async () => {
+    sent = 0;
+    behaviour = (res) => {
+      res.writeHead(200, { 'content-type': 'application/json' });
+      flood(res, (bytes) => (sent += bytes));
+    };
+    const refused = await refusal('opaque-token-flood');
+    expect(refused).toMatchObject({ reason: 'introspection answered too much', unavailable: true });
+    expect(sent).toBeLessThan(16 * 1024 * 1024);
+  });
+
+  it('declaring a length past 64 KiB: refused before the body is read', async () => {
+    sent = 0;
+    behaviour = (res) => {
+      res.writeHead(200, { 'content-type': 'application/json', 'content-length': String(1024 * 1024) });
+      res.write(Buffer.alloc(1024, 0x20));
+    };
+    expect(await refusal('opaque-token-declared')).toMatchObject({ reason: 'introspection answered too much', unavailable: true });
+  });
+
+  it('trickling its answer a byte at a time: given up at the deadline for the whole call', async () => {
+    const timers: NodeJS.Timeout[] = [];
+    behaviour = (res) => {
+      res.writeHead(200, { 'content-type': 'application/json' });
+      // Never idle long enough for an idle timeout, never done.
+      const drip = () => {
+        if (res.destroyed) return;
+        res.write(' ');
+        timers.push(setTimeout(drip, 100));
+      };
+      drip();
+    };
+    const begun = performance.now();
+    expect(await refusal('opaque-token-trickle')).toMatchObject({ reason: 'the introspection endpoint could not be reached', unavailable: true });
+    expect(performance.now() - begun).toBeLessThan(5000);
+    for (const timer of timers) clearTimeout(timer);
+  });
+
+  it('answering JSON that is not an object: refused as unavailable, not a crash', async () => {
+    for (const body of ['null', '42', '["active"]']) {
+      behaviour = (res) => res.writeHead(200, { 'content-type': 'application/json' }).end(body);
+      expect(await refusal(`opaque-token-${body.length}`)).toMatchObject({ reason: 'introspection answered something that is not an object', unavailable: true });
+    }
+  });
+
+  it('still accepts an active token it answers for properly', async () => {
+    behaviour = (res) => res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ active: true, client_id: 'partner', scope: 'recognition:read', exp: Math.floor(Date.now() / 1000) + 60 }));
+    await expect(verifier.verify('opaque-token-good')).resolves.toMatchObject({ id: 'partner', scopes: new Set(['recognition:read']), via: 'introspection' });
+  });
+});
