@@ -1,8 +1,9 @@
 import { createHash } from 'node:crypto';
-import { createRemoteJWKSet, errors as joseErrors, jwtVerify } from 'jose';
+import { createRemoteJWKSet, customFetch, errors as joseErrors, jwtVerify, type FetchImplementation } from 'jose';
 import { getGlobalDispatcher } from 'undici';
 import { AnswerTooLarge, exchangeBuffered, type WatchDeadline } from '../../lib/bufferedExchange.ts';
 import { createBoundedCache } from '../../lib/boundedCache.ts';
+import { onCancel } from '../../lib/http.ts';
 import { parseScopes, type Principal } from './principal.ts';
 
 export interface TokenSettings {
@@ -45,6 +46,8 @@ const JWT_SHAPE = /^[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+$/;
 /** Tokens are short; a longer one is refused before any work (or any cache key) is spent on it. */
 const MAX_TOKEN_LENGTH = 8192;
 const MAX_INTROSPECTION_BYTES = 64 * 1024;
+/** A key set is a few keys; a large one holds a few hundred KiB. */
+const MAX_JWKS_BYTES = 512 * 1024;
 
 type Claims = { sub?: unknown; exp?: unknown; scope?: unknown; scp?: unknown; client_id?: unknown; azp?: unknown };
 
@@ -61,10 +64,27 @@ function targetOf(url: string): { origin: string; path: string } {
   return { origin: parsed.origin, path: `${parsed.pathname}${parsed.search}` };
 }
 
+/** Cancels a call when `signal` aborts, with its reason (jose's timeout is a `TimeoutError`). */
+const watchSignal =
+  (signal: AbortSignal): WatchDeadline =>
+  (cancel) =>
+    onCancel(signal, () => cancel(signal.reason instanceof Error ? signal.reason : new DOMException('aborted', 'AbortError')));
+
+/**
+ * jose's key set fetch, read whole but never past MAX_JWKS_BYTES: with its own `fetch` it would
+ * read any length of answer within its deadline. No redirect is followed, as jose asks.
+ */
+const jwksFetch: FetchImplementation = async (url, { headers, signal }) => {
+  const { origin, path } = targetOf(url);
+  const answer = await exchangeBuffered(getGlobalDispatcher(), { origin, path, method: 'GET', headers: Object.fromEntries(headers) }, watchSignal(signal), MAX_JWKS_BYTES);
+  if (answer.status < 200 || answer.status > 599) throw new Error(`the key set answered HTTP ${answer.status}`);
+  return new Response(answer.body, { status: answer.status });
+};
+
 /** Validates bearer tokens by standards: JWTs against a JWKS, opaque tokens by introspection. */
 export function createTokenVerifier(settings: TokenSettings) {
   const { clockSkewSeconds = 30, introspectionCacheSeconds = 30, jwksCooldownSeconds = 30, timeoutMs = 5000, now = Date.now } = settings;
-  const jwks = settings.jwksUrl ? createRemoteJWKSet(new URL(settings.jwksUrl), { timeoutDuration: timeoutMs, cooldownDuration: jwksCooldownSeconds * 1000, cacheMaxAge: 10 * 60_000 }) : undefined;
+  const jwks = settings.jwksUrl ? createRemoteJWKSet(new URL(settings.jwksUrl), { timeoutDuration: timeoutMs, cooldownDuration: jwksCooldownSeconds * 1000, cacheMaxAge: 10 * 60_000, [customFetch]: jwksFetch }) : undefined;
   const introspectionTarget = settings.introspectionUrl ? targetOf(settings.introspectionUrl) : undefined;
   const deadline: WatchDeadline = (cancel) => {
     const timer = setTimeout(() => cancel(new DOMException(`no answer within ${timeoutMs} ms`, 'TimeoutError')), timeoutMs);

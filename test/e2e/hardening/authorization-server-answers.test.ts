@@ -1,14 +1,15 @@
 import http from 'node:http';
 import { afterAll, describe, expect, it } from 'vitest';
+import { SignJWT, generateKeyPair } from 'jose';
 import { createTokenVerifier, TokenRefused } from '../../../gateway/auth/tokens.ts';
 import { listen } from '../../../lib/http.ts';
 import { flood } from '../../support/flood.ts';
 
 /**
- * The token introspection endpoint (RFC 7662) is an upstream like any other: an answer that floods
- * or trickles costs the gateway at most 64 KiB and one deadline, and an answer that is not an
- * object refuses the token as "try again", never a crash. A bare server of the test's own plays
- * the endpoint and counts what it managed to send.
+ * The authorization server is an upstream like any other. An introspection answer (RFC 7662) that
+ * floods or trickles costs the gateway at most 64 KiB and one deadline, and one that is not an
+ * object refuses the token as "try again", never a crash; a key set (JWKS) is read up to 512 KiB.
+ * A bare server of the test's own plays the endpoints and counts what it managed to send.
  */
 type Behaviour = (res: http.ServerResponse) => void;
 let behaviour: Behaviour = (res) => res.end('{}');
@@ -80,5 +81,25 @@ describe('an introspection endpoint that misbehaves', () => {
   it('still accepts an active token it answers for properly', async () => {
     behaviour = (res) => res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ active: true, client_id: 'partner', scope: 'recognition:read', exp: Math.floor(Date.now() / 1000) + 60 }));
     await expect(verifier.verify('opaque-token-good')).resolves.toMatchObject({ id: 'partner', scopes: new Set(['recognition:read']), via: 'introspection' });
+  });
+});
+
+describe('a key set endpoint that floods its answer', () => {
+  it('is cut off past 512 KiB: the JWT is refused as unavailable, not after reading the flood', async () => {
+    sent = 0;
+    behaviour = (res) => {
+      res.writeHead(200, { 'content-type': 'application/json' });
+      flood(res, (bytes) => (sent += bytes));
+    };
+    const jwtVerifier = createTokenVerifier({ jwksUrl: `${started.url}/jwks`, issuer: 'https://issuer.example', timeoutMs: 5000 });
+    const { privateKey } = await generateKeyPair('RS256');
+    const token = await new SignJWT({ scope: 'recognition:read' }).setProtectedHeader({ alg: 'RS256', kid: 'k1' }).setIssuer('https://issuer.example').setSubject('partner').setExpirationTime('5m').sign(privateKey);
+    const outcome = await jwtVerifier.verify(token).then(
+      () => undefined,
+      (error: unknown) => error,
+    );
+    expect(outcome).toBeInstanceOf(TokenRefused);
+    expect(outcome).toMatchObject({ reason: "the authorization server's keys could not be read", unavailable: true });
+    expect(sent).toBeLessThan(16 * 1024 * 1024);
   });
 });
