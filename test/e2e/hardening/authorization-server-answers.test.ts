@@ -23,6 +23,15 @@ afterAll(() => started.close());
 
 const verifier = createTokenVerifier({ introspectionUrl: `${started.url}/introspect`, introspectionCacheSeconds: 0, timeoutMs: 1000 });
 
+/** The next answer floods; `sent` counts from zero. */
+function floodNext(): void {
+  sent = 0;
+  behaviour = (res) => {
+    res.writeHead(200, { 'content-type': 'application/json' });
+    flood(res, (bytes) => (sent += bytes));
+  };
+}
+
 async function refusal(token: string, by = verifier): Promise<TokenRefused> {
   const outcome = await by.verify(token).then(
     () => undefined,
@@ -34,11 +43,7 @@ async function refusal(token: string, by = verifier): Promise<TokenRefused> {
 
 describe('an introspection endpoint that misbehaves', () => {
   it('flooding its answer without a declared length: cut off past 64 KiB, the token refused as unavailable', async () => {
-    sent = 0;
-    behaviour = (res) => {
-      res.writeHead(200, { 'content-type': 'application/json' });
-      flood(res, (bytes) => (sent += bytes));
-    };
+    floodNext();
     const refused = await refusal('opaque-token-flood');
     expect(refused).toMatchObject({ reason: 'introspection answered too much', unavailable: true });
     expect(sent).toBeLessThan(16 * 1024 * 1024);
@@ -86,11 +91,7 @@ describe('an introspection endpoint that misbehaves', () => {
 
 describe('a key set endpoint that floods its answer', () => {
   it('is cut off past 512 KiB: the JWT is refused as unavailable, not after reading the flood', async () => {
-    sent = 0;
-    behaviour = (res) => {
-      res.writeHead(200, { 'content-type': 'application/json' });
-      flood(res, (bytes) => (sent += bytes));
-    };
+    floodNext();
     const jwtVerifier = createTokenVerifier({ jwksUrl: `${started.url}/jwks`, issuer: 'https://issuer.example', timeoutMs: 5000 });
     const { privateKey } = await generateKeyPair('RS256');
     const token = await new SignJWT({ scope: 'recognition:read' }).setProtectedHeader({ alg: 'RS256', kid: 'k1' }).setIssuer('https://issuer.example').setSubject('partner').setExpirationTime('5m').sign(privateKey);
