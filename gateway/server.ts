@@ -179,6 +179,7 @@ export async function startGateway(config: GatewayConfig, logger: Logger): Promi
     demand,
     format,
     limits: { subscriptions: config.subscriptionLimits.perCredential, streams: config.subscriptionLimits.streamsPerCredential, queuedEvents: config.subscriptionLimits.queuedEventsPerSubscriber },
+    maxEventBytes: config.maxSubgraphResponseBytes,
   });
   // One for both transports: an event reaching subscribers over graphql-ws and SSE is serialised once.
   const payloads = config.sharedPayloads ? createSharedPayloads() : undefined;

@@ -36,6 +36,8 @@ export interface SubscriptionExecutorOptions {
   limits?: CredentialLimits;
   /** The upstream call budget of each event's execution, checked against the estimate when subscribing. */
   demand?: DemandControl;
+  /** The largest message read from a subgraph's event stream. @default 64 MiB */
+  maxEventBytes?: number;
 }
 
 export interface CredentialLimits {
@@ -91,7 +93,7 @@ function stableStringify(value: unknown): string {
  * Identical (operation, variables, credential) subscriptions share one upstream stream and one
  * execution per event; a dropped stream resumes from its last cursor.
  */
-export function createSubscriptionExecutor({ planner, subgraphUrl, dataSources, logger, demand, format = formatGraphError(logger), limits = { subscriptions: 2000, streams: 50 } }: SubscriptionExecutorOptions): SubscriptionExecutor {
+export function createSubscriptionExecutor({ planner, subgraphUrl, dataSources, logger, demand, format = formatGraphError(logger), limits = { subscriptions: 2000, streams: 50 }, maxEventBytes }: SubscriptionExecutorOptions): SubscriptionExecutor {
   const groups = new Map<string, Group>();
   /** What each credential holds open, by credential hash; an entry goes when it holds nothing. */
   const holdings = new Map<string, Holdings>();
@@ -160,6 +162,7 @@ export function createSubscriptionExecutor({ planner, subgraphUrl, dataSources, 
 
     const upstream = openUpstream({
       url: subgraphUrl(plan.primary.serviceName),
+      ...(maxEventBytes ? { maxMessageBytes: maxEventBytes } : {}),
       connectionParams: credentialHeadersFor(plan.primary.serviceName, headers),
       request: () => ({
         query: plan.primary.operation,

@@ -23,6 +23,8 @@ export interface UpstreamOptions {
   initialBackoffMs?: number;
   /** @default 5000 */
   maxBackoffMs?: number;
+  /** The largest message read from the subgraph; a larger one closes the socket (1009), and the stream resumes. @default 64 MiB */
+  maxMessageBytes?: number;
 }
 
 export interface Upstream {
@@ -37,7 +39,25 @@ const TRANSIENT = new Set(['UPSTREAM_UNAVAILABLE', 'UPSTREAM_ERROR', 'RATE_LIMIT
  * drops it reconnects with backoff and subscribes again with `request()` (which resumes from the
  * last cursor). A stream the subgraph completes or refuses ends for good.
  */
-export function openUpstream({ url, connectionParams, request, onResult, onEnd, logger, initialBackoffMs = 100, maxBackoffMs = 5000 }: UpstreamOptions): Upstream {
+/**
+ * A `ws` client reading no message past `maxPayload` (`ws` would read 100 MiB): graphql-ws builds
+ * its sockets with a URL and a protocol alone, so the bound is set by the class it is given.
+ */
+const boundedWebSockets = new Map<number, typeof WebSocket>();
+function boundedWebSocket(maxPayload: number): typeof WebSocket {
+  let bounded = boundedWebSockets.get(maxPayload);
+  if (!bounded) {
+    bounded = class BoundedWebSocket extends WebSocket {
+      constructor(address: string, protocols?: string | string[]) {
+        super(address, protocols, { maxPayload });
+      }
+    } as typeof WebSocket;
+    boundedWebSockets.set(maxPayload, bounded);
+  }
+  return bounded;
+}
+
+export function openUpstream({ url, connectionParams, request, onResult, onEnd, logger, initialBackoffMs = 100, maxBackoffMs = 5000, maxMessageBytes = 64 * 1024 * 1024 }: UpstreamOptions): Upstream {
   const wsUrl = url.replace(/^http/, 'ws');
   let closed = false;
   let client: Client | undefined;
@@ -61,7 +81,7 @@ export function openUpstream({ url, connectionParams, request, onResult, onEnd, 
     const current = createClient({
       url: wsUrl,
       connectionParams,
-      webSocketImpl: WebSocket,
+      webSocketImpl: boundedWebSocket(maxMessageBytes),
       lazy: true,
       // Reconnection is ours: graphql-ws would resubscribe with the original payload, replaying from the start.
       retryAttempts: 0,
