@@ -1,12 +1,13 @@
 import { Agent, Pool } from 'undici';
 import type { Fetcher, FetcherRequestInit, FetcherResponse } from '@apollo/utils.fetcher';
-import { onCancel, type Departure } from '../lib/http.ts';
-import { exchangeBufferedBytes, type WatchDeadline } from '../lib/bufferedExchange.ts';
+import { originAndPath, type Departure } from '../lib/http.ts';
+import { eitherWatch, exchangeBufferedBytes, watchCancellation } from '../lib/bufferedExchange.ts';
+import { createDeadlines } from '../lib/deadlines.ts';
 
 export interface UndiciFetcherOptions {
   /** Sockets per subgraph origin. @default 128 */
   connections?: number;
-  /** Deadline for one subgraph call. @default 30000 */
+  /** Deadline for one subgraph call, its whole answer included. @default 30000 */
   timeoutMs?: number;
   /** The longest subgraph answer read; a longer one is cut off there. @default 64 MiB */
   maxAnswerBytes?: number;
@@ -14,14 +15,6 @@ export interface UndiciFetcherOptions {
 
 /** What cuts a subgraph request off: an AbortSignal, or a departure (`lib/http.ts`). */
 export type Cancellation = AbortSignal | Departure;
-
-const UNWATCHED: WatchDeadline = () => () => {};
-
-/** Cancels a call when `cancellation` is told, or at once when it already was. */
-function watchCancellation(cancellation: Cancellation | undefined): WatchDeadline {
-  if (!cancellation) return UNWATCHED;
-  return (cancel) => onCancel(cancellation, () => cancel(cancellation.reason instanceof Error ? cancellation.reason : new DOMException('the client went away', 'AbortError')));
-}
 
 /** A subgraph's answer, read whole: subgraphs answer small JSON bodies. */
 export interface SubgraphAnswer {
@@ -82,29 +75,37 @@ export function createUndiciFetcher({ connections = 128, timeoutMs = 30_000, max
   const targetOf = (url: string) => {
     let target = targets.get(url);
     if (!target) {
-      const parsed = new URL(url);
-      target = { pool: new Pool(parsed.origin, socketOptions), path: `${parsed.pathname}${parsed.search}` };
+      const { origin, path } = originAndPath(url);
+      target = { pool: new Pool(origin, socketOptions), path };
       targets.set(url, target);
     }
     return target;
   };
 
+  // Calls starting within a few ms of each other share one timer.
+  const deadlines = createDeadlines();
+
   const post = async (url: string, headers: Record<string, string>, body: string, signal?: Cancellation): Promise<SubgraphAnswer> => {
     const { pool, path } = targetOf(url);
     // Read whole from the dispatcher, with no response stream. A departure aborts the request, which
-    // closes its connection: the subgraph sees its caller go and cancels its upstream work.
-    const answer = await exchangeBufferedBytes(pool, { path, method: 'POST', headers, body }, watchCancellation(signal), maxAnswerBytes);
-    return { status: answer.status, headers: answer.headers, bytes: answer.body };
+    // closes its connection: the subgraph sees its caller go and cancels its upstream work. The
+    // deadline covers the whole answer: undici's own timeouts are idle ones, which a subgraph that
+    // trickles its answer never trips.
+    const deadline = deadlines(timeoutMs);
+    try {
+      const answer = await exchangeBufferedBytes(pool, { path, method: 'POST', headers, body }, eitherWatch(deadline.watch, watchCancellation(signal)), maxAnswerBytes);
+      return { status: answer.status, headers: answer.headers, bytes: answer.body };
+    } finally {
+      deadline.release();
+    }
   };
 
   // Read as the data sources' calls are: whole, never past the cap, cancelled by the caller's signal.
   const fetcher = async (url: string, init: FetcherRequestInit = {}): Promise<FetcherResponse> => {
-    const target = new URL(url);
-    const signal = init.signal as AbortSignal | undefined;
     const answer = await exchangeBufferedBytes(
       agent,
-      { origin: target.origin, path: `${target.pathname}${target.search}`, method: (init.method ?? 'GET') as 'GET' | 'POST', headers: init.headers, body: init.body },
-      watchCancellation(signal),
+      { ...originAndPath(url), method: (init.method ?? 'GET') as 'GET' | 'POST', headers: init.headers, body: init.body },
+      watchCancellation(init.signal as AbortSignal | undefined),
       maxAnswerBytes,
     );
     const headers = new Headers();

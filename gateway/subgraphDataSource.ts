@@ -113,7 +113,7 @@ export class SubgraphDataSource implements GraphQLDataSource<GatewayContext> {
     const kept = cacheKey === undefined ? undefined : this.microCache!.get(cacheKey);
     if (kept) return kept;
     if (!this.dedupe) return this.sendRead(headers, body, context, departure, cacheKey, ttlMs);
-    const { promise, shared } = this.inFlight.run(readKey(body, headers), departure, (shared) => this.sendRead(headers, body, context, shared, cacheKey, ttlMs));
+    const { promise, shared } = this.inFlight.run(readKey(body, headers), departure, (call) => this.sendRead(headers, body, context, call, cacheKey, ttlMs));
     if (shared) this.shared += 1;
     return promise;
   }

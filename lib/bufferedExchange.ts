@@ -1,4 +1,5 @@
 import type { Dispatcher } from 'undici';
+import { onCancel, type Departure } from './http.ts';
 
 /** A whole answer, read into memory, its body as `Body`. */
 export interface Buffered<Body> {
@@ -34,11 +35,32 @@ export class AnswerTooLarge extends Error {
   }
 }
 
+const NOT_WATCHED = () => {};
+
 /** Calls `cancel` if the call's deadline passes first; the returned function stops watching. */
 export type WatchDeadline = (cancel: (reason: Error) => void) => () => void;
 
+const UNWATCHED: WatchDeadline = () => NOT_WATCHED;
+
+/** Cancels a call when `cancellation` (an AbortSignal or a departure) is told, with its reason. */
+export function watchCancellation(cancellation: AbortSignal | Departure | undefined): WatchDeadline {
+  if (!cancellation) return UNWATCHED;
+  return (cancel) => onCancel(cancellation, () => cancel(cancellation.reason instanceof Error ? cancellation.reason : new DOMException('cancelled', 'AbortError')));
+}
+
+/** Cancels on whichever of two watches fires first; stopping stops both. */
+export function eitherWatch(first: WatchDeadline, second: WatchDeadline): WatchDeadline {
+  return (cancel) => {
+    const unwatchSecond = second(cancel);
+    const unwatchFirst = first(cancel);
+    return () => {
+      unwatchFirst();
+      unwatchSecond();
+    };
+  };
+}
+
 const BYTE_ORDER_MARK = 0xfeff;
-const NOT_WATCHED = () => {};
 
 function decode(chunks: Buffer[], length: number): string {
   if (length === 0) return '';

@@ -88,6 +88,12 @@ export function listen(server: http.Server, port: number, host = '127.0.0.1'): P
   });
 }
 
+/** A URL as undici's dispatcher takes it: its origin, and the path with its query. */
+export function originAndPath(url: string): { origin: string; path: string } {
+  const parsed = new URL(url);
+  return { origin: parsed.origin, path: `${parsed.pathname}${parsed.search}` };
+}
+
 /** Parses the request target once; a bad target is the client's error. */
 export function requestUrl(req: IncomingMessage): URL | undefined {
   try {

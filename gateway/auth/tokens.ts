@@ -1,9 +1,9 @@
 import { createHash } from 'node:crypto';
 import { createRemoteJWKSet, customFetch, errors as joseErrors, jwtVerify, type FetchImplementation } from 'jose';
 import { getGlobalDispatcher } from 'undici';
-import { AnswerTooLarge, exchangeBuffered, type WatchDeadline } from '../../lib/bufferedExchange.ts';
+import { AnswerTooLarge, exchangeBuffered, watchCancellation } from '../../lib/bufferedExchange.ts';
 import { createBoundedCache } from '../../lib/boundedCache.ts';
-import { onCancel } from '../../lib/http.ts';
+import { originAndPath } from '../../lib/http.ts';
 import { parseScopes, type Principal } from './principal.ts';
 
 export interface TokenSettings {
@@ -59,24 +59,12 @@ const principalOf = (claims: Claims, via: Principal['via']): Principal => {
   return { id, subject, clientId, scopes: parseScopes(claims.scope ?? claims.scp), via, expiresAt: typeof claims.exp === 'number' ? claims.exp : undefined };
 };
 
-function targetOf(url: string): { origin: string; path: string } {
-  const parsed = new URL(url);
-  return { origin: parsed.origin, path: `${parsed.pathname}${parsed.search}` };
-}
-
-/** Cancels a call when `signal` aborts, with its reason (jose's timeout is a `TimeoutError`). */
-const watchSignal =
-  (signal: AbortSignal): WatchDeadline =>
-  (cancel) =>
-    onCancel(signal, () => cancel(signal.reason instanceof Error ? signal.reason : new DOMException('aborted', 'AbortError')));
-
 /**
  * jose's key set fetch, read whole but never past MAX_JWKS_BYTES: with its own `fetch` it would
  * read any length of answer within its deadline. No redirect is followed, as jose asks.
  */
 const jwksFetch: FetchImplementation = async (url, { headers, signal }) => {
-  const { origin, path } = targetOf(url);
-  const answer = await exchangeBuffered(getGlobalDispatcher(), { origin, path, method: 'GET', headers: Object.fromEntries(headers) }, watchSignal(signal), MAX_JWKS_BYTES);
+  const answer = await exchangeBuffered(getGlobalDispatcher(), { ...originAndPath(url), method: 'GET', headers: Object.fromEntries(headers) }, watchCancellation(signal), MAX_JWKS_BYTES);
   if (answer.status < 200 || answer.status > 599) throw new Error(`the key set answered HTTP ${answer.status}`);
   return new Response(answer.body, { status: answer.status });
 };
@@ -85,11 +73,7 @@ const jwksFetch: FetchImplementation = async (url, { headers, signal }) => {
 export function createTokenVerifier(settings: TokenSettings) {
   const { clockSkewSeconds = 30, introspectionCacheSeconds = 30, jwksCooldownSeconds = 30, timeoutMs = 5000, now = Date.now } = settings;
   const jwks = settings.jwksUrl ? createRemoteJWKSet(new URL(settings.jwksUrl), { timeoutDuration: timeoutMs, cooldownDuration: jwksCooldownSeconds * 1000, cacheMaxAge: 10 * 60_000, [customFetch]: jwksFetch }) : undefined;
-  const introspectionTarget = settings.introspectionUrl ? targetOf(settings.introspectionUrl) : undefined;
-  const deadline: WatchDeadline = (cancel) => {
-    const timer = setTimeout(() => cancel(new DOMException(`no answer within ${timeoutMs} ms`, 'TimeoutError')), timeoutMs);
-    return () => clearTimeout(timer);
-  };
+  const introspectionTarget = settings.introspectionUrl ? originAndPath(settings.introspectionUrl) : undefined;
   // Keyed by the token's hash: the cache never holds a token.
   const introspected = createBoundedCache<{ principal: Principal | TokenRefused; until: number }>(10_000);
 
@@ -127,8 +111,8 @@ export function createTokenVerifier(settings: TokenSettings) {
       // whole call: an endpoint that trickles or floods its answer costs at most that.
       const answered = await exchangeBuffered(
         getGlobalDispatcher(),
-        { origin: introspectionTarget!.origin, path: introspectionTarget!.path, method: 'POST', headers, body: new URLSearchParams({ token, token_type_hint: 'access_token' }).toString(), headersTimeout: timeoutMs, bodyTimeout: timeoutMs },
-        deadline,
+        { ...introspectionTarget!, method: 'POST', headers, body: new URLSearchParams({ token, token_type_hint: 'access_token' }).toString(), headersTimeout: timeoutMs, bodyTimeout: timeoutMs },
+        watchCancellation(AbortSignal.timeout(timeoutMs)),
         MAX_INTROSPECTION_BYTES,
       );
       if (answered.status !== 200) throw new TokenRefused(`introspection answered HTTP ${answered.status}`, true);

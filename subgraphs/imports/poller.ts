@@ -1,6 +1,6 @@
 import type { GraphQLError } from 'graphql';
 import type { Logger } from '../../lib/logger.ts';
-import type { DeadlineClock } from '../kit/transport.ts';
+import type { DeadlineClock } from '../../lib/deadlines.ts';
 import { ErrorCode, graphError } from '../kit/errors.ts';
 import { isFinal, type ImportDto } from './client.ts';
 import type { PollCoordinator } from './leases.ts';

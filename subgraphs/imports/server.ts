@@ -5,7 +5,7 @@ import type { GraphQLResolverMap } from '@apollo/subgraph/dist/schema-helper/res
 import type { Logger } from '../../lib/logger.ts';
 import { createServiceUpstream } from '../kit/upstream.ts';
 import type { SubgraphDefinition } from '../kit/server.ts';
-import { SYSTEM_CLOCK, type DeadlineClock } from '../kit/transport.ts';
+import { SYSTEM_CLOCK, type DeadlineClock } from '../../lib/deadlines.ts';
 import { attachSubscriptionServer } from '../kit/events/wsServer.ts';
 import { API_VERSION_PATH, createImportsClient } from './client.ts';
 import type { ImportsConfig } from './config.ts';

@@ -4,7 +4,8 @@ import { readBoolean, readInt, type Env } from '../../lib/config.ts';
 import { callerOf, rateClassOf, type RateClass, type ServiceRates } from '../../lib/upstreamRates.ts';
 import { cancelledCall } from './callScope.ts';
 import { ErrorCode, graphError } from './errors.ts';
-import type { DeadlineClock, RestCall } from './transport.ts';
+import type { RestCall } from './transport.ts';
+import type { DeadlineClock } from '../../lib/deadlines.ts';
 
 /** How a subgraph paces its calls under its service's published rates (`UPSTREAM_PACING*`). */
 export interface PacingSettings {

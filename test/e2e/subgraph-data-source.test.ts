@@ -106,3 +106,27 @@ describe.each(FAST_PATH_MODES)('a subgraph answer over MAX_SUBGRAPH_RESPONSE_BYT
     expect((await query()).data?.webhooks).toHaveLength(600);
   });
 });
+
+describe('a subgraph that trickles its answer, never idle long enough for an idle timeout', () => {
+  let stand: GatewayOverStandIn;
+
+  beforeAll(async () => {
+    stand = await startGatewayOverStandIn('data-source-trickle', FAST_PATH_MODES[0]!.fastPaths, { subgraphTimeoutMs: 500 });
+  });
+  afterAll(() => stand.close());
+
+  it('is given up at SUBGRAPH_TIMEOUT_MS for the whole answer, as UPSTREAM_UNAVAILABLE', async () => {
+    // 200 bytes at one every 50 ms would take 10 s.
+    const body = JSON.stringify({ data: { webhooks: [{ id: 'wh_1', url: `https://example.test/${'a'.repeat(140)}` }] } });
+    stand.answer = { status: 200, body, trickleMs: 50 };
+    const begun = performance.now();
+    const response = await fetch(stand.gateway.graphqlUrl, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', 'x-recognition-token': DEMO_TOKENS.member },
+      body: JSON.stringify({ query: '{ webhooks { id url } }' }),
+    });
+    const result = (await response.json()) as { errors?: { extensions: Record<string, unknown> }[] };
+    expect(result.errors?.[0]?.extensions).toMatchObject({ code: 'UPSTREAM_UNAVAILABLE', service: 'recognition' });
+    expect(performance.now() - begun).toBeLessThan(5000);
+  });
+});

@@ -1,4 +1,4 @@
-import type { DeadlineClock } from '../../subgraphs/kit/transport.ts';
+import type { DeadlineClock } from '../../lib/deadlines.ts';
 
 export interface ManualClock extends DeadlineClock {
   /** Moves time forward, running every timer that falls due on the way, in order. */

@@ -8,6 +8,8 @@ export interface StandInAnswer {
   status: number;
   body: string;
   headers?: Record<string, string>;
+  /** Sends the body a byte at a time, this many ms apart, never idle long enough for an idle timeout. */
+  trickleMs?: number;
 }
 
 /** A gateway whose recognition subgraph is a stand-in answering whatever a test sets. */
@@ -28,16 +30,24 @@ export const FAST_PATH_MODES: readonly { mode: string; fastPaths: FastPaths }[] 
   { mode: 'GATEWAY_SINGLE_FETCH=off', fastPaths: { singleFetch: false, passThrough: true } },
 ];
 
-export async function startGatewayOverStandIn(logName: string, fastPaths: FastPaths = FAST_PATH_MODES[0]!.fastPaths, settings: Partial<Pick<GatewayConfig, 'maxSubgraphResponseBytes'>> = {}): Promise<GatewayOverStandIn> {
+export async function startGatewayOverStandIn(logName: string, fastPaths: FastPaths = FAST_PATH_MODES[0]!.fastPaths, settings: Partial<Pick<GatewayConfig, 'maxSubgraphResponseBytes' | 'subgraphTimeoutMs'>> = {}): Promise<GatewayOverStandIn> {
   const stand: Pick<GatewayOverStandIn, 'answer' | 'received'> = { answer: { status: 200, body: '{"data":{"webhooks":[]}}' }, received: [] };
   const server = http.createServer((req, res) => {
     const chunks: Buffer[] = [];
     req.on('data', (chunk: Buffer) => chunks.push(chunk));
     req.on('end', () => {
       stand.received.push({ headers: req.headers, body: JSON.parse(Buffer.concat(chunks).toString('utf8')) });
-      const { status, body, headers } = stand.answer;
+      const { status, body, headers, trickleMs } = stand.answer;
       res.writeHead(status, { 'content-type': 'application/json', ...headers });
-      res.end(body);
+      if (trickleMs === undefined) return void res.end(body);
+      let sent = 0;
+      const drip = () => {
+        if (res.destroyed) return;
+        if (sent === body.length) return void res.end();
+        res.write(body[sent++]!);
+        setTimeout(drip, trickleMs);
+      };
+      drip();
     });
   });
   const subgraph = await listen(server, 0);

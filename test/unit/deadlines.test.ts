@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { createDeadlines } from '../../subgraphs/kit/transport.ts';
+import { createDeadlines } from '../../lib/deadlines.ts';
 import { createManualClock } from '../support/manualClock.ts';
 
 type Deadline = ReturnType<ReturnType<typeof createDeadlines>>;
