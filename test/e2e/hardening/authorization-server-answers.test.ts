@@ -32,6 +32,19 @@ function floodNext(): void {
   };
 }
 
+/** The next answer never ends, a byte every 100 ms: never idle long enough for an idle timeout. */
+function trickleNext(): void {
+  behaviour = (res) => {
+    res.writeHead(200, { 'content-type': 'application/json' });
+    const drip = () => {
+      if (res.destroyed) return;
+      res.write(' ');
+      setTimeout(drip, 100).unref();
+    };
+    drip();
+  };
+}
+
 async function refusal(token: string, by = verifier): Promise<TokenRefused> {
   const outcome = await by.verify(token).then(
     () => undefined,
@@ -59,21 +72,10 @@ describe('an introspection endpoint that misbehaves', () => {
   });
 
   it('trickling its answer a byte at a time: given up at the deadline for the whole call', async () => {
-    const timers: NodeJS.Timeout[] = [];
-    behaviour = (res) => {
-      res.writeHead(200, { 'content-type': 'application/json' });
-      // Never idle long enough for an idle timeout, never done.
-      const drip = () => {
-        if (res.destroyed) return;
-        res.write(' ');
-        timers.push(setTimeout(drip, 100));
-      };
-      drip();
-    };
+    trickleNext();
     const begun = performance.now();
     expect(await refusal('opaque-token-trickle')).toMatchObject({ reason: 'the introspection endpoint could not be reached', unavailable: true });
     expect(performance.now() - begun).toBeLessThan(5000);
-    for (const timer of timers) clearTimeout(timer);
   });
 
   it('answering JSON that is not an object: refused as unavailable, not a crash', async () => {
@@ -89,13 +91,23 @@ describe('an introspection endpoint that misbehaves', () => {
   });
 });
 
-describe('a key set endpoint that floods its answer', () => {
-  it('is cut off past 512 KiB: the JWT is refused as unavailable, not after reading the flood', async () => {
-    floodNext();
-    const jwtVerifier = createTokenVerifier({ jwksUrl: `${started.url}/jwks`, issuer: 'https://issuer.example', timeoutMs: 5000 });
+describe('a key set endpoint that misbehaves', () => {
+  const jwtVerifier = createTokenVerifier({ jwksUrl: `${started.url}/jwks`, issuer: 'https://issuer.example', timeoutMs: 1000, jwksCooldownSeconds: 0 });
+  async function signed(): Promise<string> {
     const { privateKey } = await generateKeyPair('RS256');
-    const token = await new SignJWT({ scope: 'recognition:read' }).setProtectedHeader({ alg: 'RS256', kid: 'k1' }).setIssuer('https://issuer.example').setSubject('partner').setExpirationTime('5m').sign(privateKey);
-    expect(await refusal(token, jwtVerifier)).toMatchObject({ reason: "the authorization server's keys could not be read", unavailable: true });
+    return new SignJWT({ scope: 'recognition:read' }).setProtectedHeader({ alg: 'RS256', kid: 'k1' }).setIssuer('https://issuer.example').setSubject('partner').setExpirationTime('5m').sign(privateKey);
+  }
+
+  it('flooding its answer: cut off past 512 KiB, the JWT refused as unavailable, not after reading the flood', async () => {
+    floodNext();
+    expect(await refusal(await signed(), jwtVerifier)).toMatchObject({ reason: "the authorization server's keys could not be read", unavailable: true });
     expect(sent).toBeLessThan(16 * 1024 * 1024);
+  });
+
+  it('trickling its answer: given up at the deadline, the JWT refused as unavailable', async () => {
+    trickleNext();
+    const begun = performance.now();
+    expect(await refusal(await signed(), jwtVerifier)).toMatchObject({ reason: "the authorization server's keys could not be read", unavailable: true });
+    expect(performance.now() - begun).toBeLessThan(5000);
   });
 });
