@@ -6,7 +6,7 @@ import { describe, expect, it } from 'vitest';
 const LOGGER = fileURLToPath(new URL('../../lib/logger.ts', import.meta.url));
 
 describe('the stdout logger', () => {
-  it('writes a lone line out while the process keeps running, not only once 4 KiB follow it or at exit', async () => {
+  it('writes a lone line out while the process keeps running, not only once 16 KiB follow it or at exit', async () => {
     // One warning, then the process idles: the line must reach the reader while it is still alive.
     const script = `import { createLogger } from ${JSON.stringify(LOGGER)}; createLogger({ name: 'quiet', level: 'info' }).warn('a breaker opened'); setInterval(() => {}, 1000);`;
     const child = spawn(process.execPath, ['--import', 'tsx', '--input-type=module', '-e', script], { stdio: ['ignore', 'pipe', 'inherit'] });
