@@ -5,6 +5,7 @@ import { sendJson } from '../lib/http.ts';
 import type { Logger } from '../lib/logger.ts';
 import { forwardedHeader, type TrustedProxies } from '../lib/trustedProxies.ts';
 import { DOWNLOADS_PATH } from '../lib/downloads.ts';
+import { withTraceContext } from '../lib/tracing.ts';
 
 /** Response headers a download passes on; nothing else of the subgraph's answer reaches the browser. */
 const PASSED_ON = ['content-type', 'content-length', 'content-disposition', 'cache-control', 'x-content-type-options'];
@@ -34,7 +35,8 @@ export interface DownloadProxy {
 
 /**
  * `GET /downloads/<subgraph>/<id>`: streams the subgraph's `/downloads/<id>` to the browser. The
- * link alone is the authority, so none of the caller's headers travel on (no cookie, no credential).
+ * link alone is the authority, so none of the caller's headers travel on (no cookie, no credential),
+ * only the request's trace context when traces are on.
  */
 export function createDownloadProxy(subgraphUrls: Record<string, string>, logger: Logger): DownloadProxy {
   const agent = new Agent({ keepAliveTimeout: 30_000 });
@@ -45,7 +47,8 @@ export function createDownloadProxy(subgraphUrls: Record<string, string>, logger
       if (req.method !== 'GET' || !match || !subgraphUrl) return sendJson(res, 404, { message: 'This download link does not exist.' });
       let response;
       try {
-        response = await agent.request({ origin: new URL(subgraphUrl).origin, path: `${DOWNLOADS_PATH}${match[2]}`, method: 'GET' });
+        // The trace context alone travels: the subgraph's download span continues the request's.
+        response = await agent.request({ origin: new URL(subgraphUrl).origin, path: `${DOWNLOADS_PATH}${match[2]}`, method: 'GET', headers: withTraceContext({}) });
       } catch (error) {
         logger.warn({ subgraph: match[1], error: (error as { code?: string }).code ?? 'unknown' }, 'download proxy could not reach the subgraph');
         return sendJson(res, 502, { message: 'The file is unavailable right now. Try again later.' });

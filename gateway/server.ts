@@ -257,8 +257,10 @@ export async function startGateway(config: GatewayConfig, logger: Logger): Promi
           return sendJson(res, 404, { message: `no route ${req.method} ${url.pathname}` });
       }
     };
-    // Streams (SSE) are not traced: a span would last as long as the subscription.
-    const work = tracing && url.pathname === '/graphql' && !sse.accepts(req) ? tracing.serve(req, res, handle) : handle();
+    // An SSE stream is not one span: each operation it carries has its own (`subscriptions/operations.ts`).
+    // A download link is named by its template: its path is the link's only authority.
+    const route = url.pathname === '/graphql' ? (sse.accepts(req) ? undefined : '/graphql') : url.pathname.startsWith(DOWNLOADS_PATH) ? `${DOWNLOADS_PATH}*` : undefined;
+    const work = tracing && route ? tracing.serve(req, res, handle, route) : handle();
     work.catch((error: unknown) => {
       logger.error({ err: error instanceof Error ? { name: error.name, message: error.message } : String(error) }, 'request failed');
       if (!res.headersSent) sendJson(res, 500, { errors: [{ message: 'Internal server error', extensions: { code: 'INTERNAL_SERVER_ERROR' } }] });

@@ -1,13 +1,13 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import { context, trace, type Span } from '@opentelemetry/api';
+import { context, ROOT_CONTEXT, SpanKind, SpanStatusCode, trace, type Span, type SpanContext } from '@opentelemetry/api';
 import type { ApolloServerPlugin, BaseContext } from '@apollo/server';
-import type { OperationDefinitionNode } from 'graphql';
-import { clip, inSpan, startServerSpan, tracerFor } from '../lib/tracing.ts';
+import { getOperationAST, type DocumentNode, type OperationDefinitionNode } from 'graphql';
+import { clip, inSpan, recordFailure, remoteContextOf, startServerSpan, tracerFor } from '../lib/tracing.ts';
 
 /** The gateway's spans: the HTTP request's, and the operation's name and type on it. */
 export interface GatewayTracing {
-  /** Runs one `/graphql` request inside its SERVER span, which continues the client's `traceparent`. */
-  serve<T>(req: IncomingMessage, res: ServerResponse, run: () => Promise<T>): Promise<T>;
+  /** Runs one request inside its SERVER span, which continues the client's `traceparent`; `route` is a template. */
+  serve<T>(req: IncomingMessage, res: ServerResponse, run: () => Promise<T>, route?: string): Promise<T>;
   /** Names the operation on the request's span once Apollo Server has resolved it. */
   plugin: ApolloServerPlugin<BaseContext>;
 }
@@ -35,9 +35,9 @@ export function createGatewayTracing(): GatewayTracing | undefined {
   const tracer = tracerFor(GATEWAY_SERVICE);
   if (!tracer) return undefined;
   return {
-    serve(req, res, run) {
-      const { span, context: traced } = startServerSpan(tracer, req, res, '/graphql');
-      requestSpans.add(span);
+    serve(req, res, run, route = '/graphql') {
+      const { span, context: traced } = startServerSpan(tracer, req, res, route);
+      if (route === '/graphql') requestSpans.add(span);
       return context.with(traced, run);
     },
     plugin: {
@@ -66,3 +66,103 @@ export function createFetchSpans(path: 'pass-through' | 'single-fetch'): <T>(ser
     return inSpan(tracer, 'gateway.fetch', { service: serviceName, 'gateway.fast_path': path }, () => fetch());
   };
 }
+
+/** The streaming transports, as the span of an operation they carry names them. */
+export type StreamingTransport = 'ws' | 'sse';
+
+/** What an operation over a streaming transport is, for its span. */
+export interface StreamedOperation {
+  document: DocumentNode;
+  operationName?: string | null | undefined;
+  /** The caller's headers, or a WebSocket's connectionParams: a `traceparent` there is continued. */
+  headers: Record<string, string | string[] | undefined>;
+  transport?: StreamingTransport | undefined;
+}
+
+/** The first error's code of a result that is not a stream, if it has errors. */
+function errorCodeOf(result: unknown): string | undefined {
+  if (!result || typeof result !== 'object' || Symbol.asyncIterator in result) return undefined;
+  const errors = (result as { errors?: readonly { extensions?: { code?: unknown } }[] }).errors;
+  if (!errors?.length) return undefined;
+  const code = errors[0]?.extensions?.code;
+  return typeof code === 'string' ? code : 'INTERNAL_SERVER_ERROR';
+}
+
+/**
+ * The SERVER span of one operation over WebSocket or SSE, or undefined when traces are off. A
+ * query or mutation's span lasts until its result; a subscription's until it is set up (or
+ * refused), not as long as it stays open: its events are traces of their own (`createEventSpans`),
+ * linked to it. Apollo Gateway's spans and the subgraphs' continue it, as over HTTP.
+ */
+export function createOperationSpans(): (<T>(operation: StreamedOperation, run: () => Promise<T>) => Promise<T>) | undefined {
+  const tracer = tracerFor(GATEWAY_SERVICE);
+  if (!tracer) return undefined;
+  return async (operation, run) => {
+    const ast = getOperationAST(operation.document, operation.operationName ?? undefined);
+    const type = ast?.operation ?? 'unknown';
+    const name = operation.operationName ?? ast?.name?.value;
+    const parent = remoteContextOf(operation.headers);
+    const span = tracer.startSpan(`GraphQL ${type}`, { kind: SpanKind.SERVER, attributes: { 'graphql.operation.type': type } }, parent);
+    if (name) span.setAttribute('graphql.operation.name', clip(name));
+    if (operation.transport) span.setAttribute('graphql.transport', operation.transport);
+    requestSpans.add(span);
+    try {
+      const result = await context.with(trace.setSpan(parent, span), run);
+      const code = errorCodeOf(result);
+      if (code) {
+        span.setAttribute('error.type', code);
+        span.setStatus({ code: SpanStatusCode.ERROR, message: code });
+      }
+      return result;
+    } catch (error) {
+      recordFailure(span, error);
+      throw error;
+    } finally {
+      span.end();
+    }
+  };
+}
+
+/** What one event's span is told once the event went out. */
+export interface EventOutcome {
+  subscribers: number;
+  /** The first error's code, when the event went out with errors. */
+  errorType?: string | undefined;
+}
+
+/**
+ * One CONSUMER span per event a subscription group executes, or undefined when traces are off:
+ * each event is a trace of its own, linked to the span of the subscription that opened the group
+ * (its subscribers may have come from many traces). The event's entity fetches and the subgraphs'
+ * spans are its children.
+ */
+export function createEventSpans(): (<T>(operationName: string | undefined, opener: SpanContext | undefined, run: (done: (outcome: EventOutcome) => void) => Promise<T>) => Promise<T>) | undefined {
+  const tracer = tracerFor(GATEWAY_SERVICE);
+  if (!tracer) return undefined;
+  return async (operationName, opener, run) => {
+    const span = tracer.startSpan(
+      'GraphQL subscription event',
+      { kind: SpanKind.CONSUMER, root: true, attributes: { 'graphql.operation.type': 'subscription', ...(operationName ? { 'graphql.operation.name': clip(operationName) } : {}) }, links: opener ? [{ context: opener }] : [] },
+      ROOT_CONTEXT,
+    );
+    try {
+      return await context.with(trace.setSpan(ROOT_CONTEXT, span), () =>
+        run(({ subscribers, errorType }) => {
+          span.setAttribute('subscription.subscribers', subscribers);
+          if (errorType) {
+            span.setAttribute('error.type', errorType);
+            span.setStatus({ code: SpanStatusCode.ERROR, message: errorType });
+          }
+        }),
+      );
+    } catch (error) {
+      recordFailure(span, error);
+      throw error;
+    } finally {
+      span.end();
+    }
+  };
+}
+
+/** The span context of the active span, to link an event's trace to the subscription that asked for it. */
+export const activeSpanContext = (): SpanContext | undefined => trace.getActiveSpan()?.spanContext();

@@ -11,6 +11,7 @@ import { CURSOR_ALIAS, RESUME_VARIABLE, type SubscriptionPlan } from './planning
 import { createPushIterator, type PushIterator } from './pushIterator.ts';
 import { openUpstream, type Upstream } from './upstream.ts';
 import type { DemandControl, Estimate } from '../demandControl.ts';
+import { activeSpanContext, createEventSpans } from '../tracing.ts';
 
 type RequestContext = Parameters<typeof executeQueryPlan>[2];
 
@@ -114,13 +115,16 @@ export function createSubscriptionExecutor({ planner, subgraphUrl, dataSources, 
     errors.map((error) => (error instanceof GraphQLError ? format(error.toJSON(), error) : error));
   const baseLogger = apolloLogger(logger);
   let executions = 0;
+  const eventSpans = createEventSpans();
 
-  function openGroup(key: string, holder: string, plan: SubscriptionPlan, variables: Record<string, unknown>, headers: SubscriptionRequest['headers'], estimate: Estimate | undefined): Group {
+  function openGroup(key: string, holder: string, plan: SubscriptionPlan, variables: Record<string, unknown>, headers: SubscriptionRequest['headers'], estimate: Estimate | undefined, operationName: string | undefined): Group {
     const subscribers = new Set<PushIterator<FormattedExecutionResult>>();
     let self: Group | undefined;
     let lastCursor: string | undefined = plan.clientAfter ? (('literal' in plan.clientAfter ? plan.clientAfter.literal : variables[plan.clientAfter.variable]) as string | undefined) : undefined;
     // Events are executed one after another, so every subscriber sees them in upstream order.
     let tail = Promise.resolve();
+    // Each event's trace links to the subscription that opened the group.
+    const opener = eventSpans ? activeSpanContext() : undefined;
     const broadcast = (result: FormattedExecutionResult) => {
       for (const subscriber of subscribers) subscriber.push(result);
     };
@@ -139,7 +143,17 @@ export function createSubscriptionExecutor({ planner, subgraphUrl, dataSources, 
       metrics: {},
     } as unknown as RequestContext;
 
-    async function execute(event: ExecutionResult): Promise<void> {
+    function execute(event: ExecutionResult): Promise<void> {
+      if (!eventSpans) return executeEvent(event, broadcast);
+      return eventSpans(operationName, opener, (done) =>
+        executeEvent(event, (result) => {
+          broadcast(result);
+          done({ subscribers: subscribers.size, errorType: result.errors?.length ? String(result.errors[0]!.extensions?.code ?? 'INTERNAL_SERVER_ERROR') : undefined });
+        }),
+      );
+    }
+
+    async function executeEvent(event: ExecutionResult, broadcast: (result: FormattedExecutionResult) => void): Promise<void> {
       if (!event.data) {
         if (event.errors?.length) broadcast({ errors: formatAll(event.errors) });
         return;
@@ -226,7 +240,7 @@ export function createSubscriptionExecutor({ planner, subgraphUrl, dataSources, 
         if (held.streams >= limits.streams) {
           return { errors: formatAll([graphError(`this credential already holds ${limits.streams} distinct subscription streams, the most allowed (MAX_SUBSCRIPTION_STREAMS_PER_CREDENTIAL); identical subscriptions share one`, { code: ErrorCode.RateLimited })]) };
         }
-        group = openGroup(key, holder, plan as SubscriptionPlan, variables, headers, checked?.estimate);
+        group = openGroup(key, holder, plan as SubscriptionPlan, variables, headers, checked?.estimate, operationName ?? operation.name?.value);
         groups.set(key, group);
         adjust(holder, { streams: 1 });
       }

@@ -6,6 +6,7 @@ import type { FieldAccess } from '../auth/access.ts';
 import { rateLimitedError, type RateLimiter } from '../rateLimit.ts';
 import { applyRemovals, type Restricted } from '../auth/fieldAccess.ts';
 import type { Principal } from '../auth/principal.ts';
+import { createOperationSpans, type StreamingTransport } from '../tracing.ts';
 
 export type { Headers } from '../context.ts';
 import type { Headers } from '../context.ts';
@@ -21,6 +22,8 @@ export interface OperationArgs {
   authenticated?: Authenticated | undefined;
   /** Aborted when the client's connection closes: the query's subgraph requests, and the upstream calls queued behind them, stop. */
   signal?: AbortSignal | undefined;
+  /** What carries it, for its span. */
+  transport?: StreamingTransport | undefined;
 }
 
 /** The graph's own OAuth 2.0, when it is on. */
@@ -79,20 +82,25 @@ export function createOperationRunner<Context extends BaseContext & { headers: H
     return onTheWire(restored(result, restricted) as AsyncIterableIterator<FormattedExecutionResult>);
   }
 
+  async function execute(args: OperationArgs): Promise<WireResult> {
+    const { document, operationName, variableValues } = args;
+    const operation = getOperationAST(document, operationName ?? undefined);
+    if (operation?.operation === 'subscription') return subscribe(args);
+    const caller = await callerOf(args);
+    if ('errors' in caller) return onTheWire(caller);
+    const response = await apollo.executeOperation(
+      { query: print(document), ...(operationName ? { operationName } : {}), ...(variableValues ? { variables: variableValues } : {}) },
+      { contextValue: { headers: caller.headers, principal: caller.principal, signal: args.signal } as Context },
+    );
+    return onTheWire(response.body.kind === 'single' ? response.body.singleResult : { errors: [{ message: 'incremental delivery is not supported on this transport', extensions: { code: 'BAD_REQUEST' } }] });
+  }
+
+  // Each operation in a span of its own when traces are on.
+  const spans = createOperationSpans();
+  if (!spans) return { subscribe, execute };
   return {
-    subscribe,
-    async execute(args: OperationArgs): Promise<WireResult> {
-      const { document, operationName, variableValues } = args;
-      const operation = getOperationAST(document, operationName ?? undefined);
-      if (operation?.operation === 'subscription') return subscribe(args);
-      const caller = await callerOf(args);
-      if ('errors' in caller) return onTheWire(caller);
-      const response = await apollo.executeOperation(
-        { query: print(document), ...(operationName ? { operationName } : {}), ...(variableValues ? { variables: variableValues } : {}) },
-        { contextValue: { headers: caller.headers, principal: caller.principal, signal: args.signal } as Context },
-      );
-      return onTheWire(response.body.kind === 'single' ? response.body.singleResult : { errors: [{ message: 'incremental delivery is not supported on this transport', extensions: { code: 'BAD_REQUEST' } }] });
-    },
+    subscribe: (args: OperationArgs) => spans(args, () => subscribe(args)),
+    execute: (args: OperationArgs) => spans(args, () => execute(args)),
   };
 }
 

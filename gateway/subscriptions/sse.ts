@@ -132,10 +132,10 @@ export function createSseTransport({ schema, runner, rules = [], maxBodyBytes, f
     // `onSubscribe` has validated already.
     validate: () => [],
     subscribe: async (args) => {
-      const result = await runner.subscribe({ ...args, headers: args.contextValue.headers, authenticated: args.contextValue.authenticated });
+      const result = await runner.subscribe({ ...args, headers: args.contextValue.headers, authenticated: args.contextValue.authenticated, transport: 'sse' });
       return Symbol.asyncIterator in result ? withFinalError(result) : result;
     },
-    execute: (args) => runner.execute({ ...args, headers: args.contextValue.headers, authenticated: args.contextValue.authenticated, signal: args.contextValue.signal }),
+    execute: (args) => runner.execute({ ...args, headers: args.contextValue.headers, authenticated: args.contextValue.authenticated, signal: args.contextValue.signal, transport: 'sse' }),
     async onNext(_ctx, req, result) {
       await writable(req.raw.res);
       // The executor's results carry errors formatted already: only a raw GraphQLError needs a copy.

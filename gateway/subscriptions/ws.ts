@@ -80,8 +80,8 @@ export function attachWebSocketTransport({ server, schema, runner, format, rules
       },
       onComplete: (ctx, id) => void running.get(ctx.extra.socket)?.delete(id),
       onClose: (ctx) => closing.get(ctx)?.abort(new DOMException('the client went away', 'AbortError')),
-      subscribe: (args) => runner.subscribe({ ...args, ...(args.contextValue as { headers: Headers; remoteAddress?: string }) }),
-      execute: (args) => runner.execute({ ...args, ...(args.contextValue as { headers: Headers; remoteAddress?: string; signal: AbortSignal }) }),
+      subscribe: (args) => runner.subscribe({ ...args, ...(args.contextValue as { headers: Headers; remoteAddress?: string }), transport: 'ws' }),
+      execute: (args) => runner.execute({ ...args, ...(args.contextValue as { headers: Headers; remoteAddress?: string; signal: AbortSignal }), transport: 'ws' }),
       // A group's events go straight to each subscriber's socket as they come, framed around the
       // payload serialised once; graphql-ws still sends the end (`complete` or `error`).
       onOperation: (ctx, id, _payload, _args, result) => {

@@ -5,7 +5,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { DEMO_TOKENS } from '../../emulators/recognition/data.ts';
 import { capturedLogs, knownSecrets } from '../support/logs.ts';
 import { emulatorControl, type GraphQLResult } from '../support/stack.ts';
-import { waitUntil } from '../support/waitFor.ts';
+import { waitForEventSubscriptions, waitUntil } from '../support/waitFor.ts';
+import { subscribeSse, subscribeWs } from '../support/subscribers.ts';
 import { MAX_RESOLVER_SPANS } from '../../subgraphs/kit/tracing.ts';
 import { attributeOf, startOtlpReceiver, type OtlpReceiver, type ReceivedSpan } from '../support/otlpReceiver.ts';
 
@@ -17,7 +18,7 @@ import { attributeOf, startOtlpReceiver, type OtlpReceiver, type ReceivedSpan } 
  */
 
 const root = new URL('../../', import.meta.url).pathname;
-const SPAN_KIND = { INTERNAL: 1, SERVER: 2, CLIENT: 3 } as const;
+const SPAN_KIND = { INTERNAL: 1, SERVER: 2, CLIENT: 3, CONSUMER: 5 } as const;
 
 interface Main {
   url: string;
@@ -102,22 +103,59 @@ const childrenOf = (spans: ReceivedSpan[], parent: ReceivedSpan) => spans.filter
 
 describe('traces, with the OTLP settings', () => {
   let receiver: OtlpReceiver;
-  const traces = { singleFetch: clientTrace(), passThrough: clientTrace(), apollo: clientTrace(), retried: clientTrace(), failed: clientTrace(), many: clientTrace() };
+  const traces = { singleFetch: clientTrace(), passThrough: clientTrace(), apollo: clientTrace(), retried: clientTrace(), failed: clientTrace(), many: clientTrace(), subscribed: clientTrace(), overSse: clientTrace(), refused: clientTrace(), download: clientTrace() };
+  const DOWNLOAD_ID = randomBytes(16).toString('hex');
+  let downloadStatus = 0;
+  let bonusId = '';
   let upstreamPaths: string[] = [];
 
   beforeAll(async () => {
     receiver = await startOtlpReceiver();
     afterAll(() => receiver.close());
     knownSecrets.add(DEMO_TOKENS.admin);
-    const subgraph = await startMain('subgraphs/recognition/main.ts', { RECOGNITION_SUBGRAPH_PORT: '0', RECOGNITION_API_URL: emulatorUrl, SUBGRAPH_DRAIN_DELAY_MS: '0', ...otelEnv(receiver) }, /subgraph on (\S+)/);
-    const gatewayEnv = { RECOGNITION_SUBGRAPH_URL: subgraph.url, GATEWAY_PORT: '0', GATEWAY_DRAIN_DELAY_MS: '0', GATEWAY_SHUTDOWN_GRACE_MS: '5000' };
+    // It registers its webhook at start, so that the emulator's bonuses become subscription events.
+    const subgraph = await startMain(
+      'subgraphs/recognition/main.ts',
+      { RECOGNITION_SUBGRAPH_PORT: '0', RECOGNITION_API_URL: emulatorUrl, RECOGNITION_PUBLIC_URL: 'self', RECOGNITION_SERVICE_TOKEN: DEMO_TOKENS.admin, SUBGRAPH_DRAIN_DELAY_MS: '0', ...otelEnv(receiver) },
+      /subgraph on (\S+)/,
+    );
+    // Its download links, through the gateway.
+    const marketplaceEmulator = await startMain('emulators/marketplace/main.ts', { MARKETPLACE_EMULATOR_PORT: '0' }, /emulator on (\S+) for/);
+    const marketplace = await startMain(
+      'subgraphs/marketplace/main.ts',
+      { MARKETPLACE_SUBGRAPH_PORT: '0', MARKETPLACE_API_URL: marketplaceEmulator.url, SUBGRAPH_DRAIN_DELAY_MS: '0', ...otelEnv(receiver) },
+      /subgraph on (\S+)/,
+    );
+    const gatewayEnv = { RECOGNITION_SUBGRAPH_URL: subgraph.url, MARKETPLACE_SUBGRAPH_URL: marketplace.url, GATEWAY_PORT: '0', GATEWAY_DRAIN_DELAY_MS: '0', GATEWAY_SHUTDOWN_GRACE_MS: '5000' };
     const [fastPaths, apolloOnly] = await Promise.all([
       startMain('gateway/main.ts', { ...gatewayEnv, ...otelEnv(receiver) }, /gateway on (\S+)/),
       // Apollo's executor for every plan: its own spans, under the request's.
       startMain('gateway/main.ts', { ...gatewayEnv, GATEWAY_SINGLE_FETCH: 'off', ...otelEnv(receiver, { OTEL_SERVICE_NAME: 'gateway-apollo' }) }, /gateway on (\S+)/),
     ]);
     const control = emulatorControl(emulatorUrl);
+
+    // A subscription over graphql-ws, its client's trace context in connectionParams, and one event.
+    const subscription = subscribeWs(fastPaths.url, 'subscription Gifts { bonusCreated { bonus { id hashtag } } }', {
+      connectionParams: { 'x-recognition-token': DEMO_TOKENS.admin, traceparent: traces.subscribed.traceparent },
+    });
+    await waitForEventSubscriptions(subgraph.url, 1);
+    bonusId = ((await control.control('bonuses', { hashtag: 'traced' })) as { bonus: { id: string } }).bonus.id;
+    expect(await subscription.waitFor(1)).toEqual([{ data: { bonusCreated: { bonus: { id: bonusId, hashtag: '#traced' } } } }]);
+    subscription.close();
+    // One refused: no credential.
+    const refused = subscribeWs(fastPaths.url, 'subscription { bonusCreated { bonus { id } } }', { connectionParams: { traceparent: traces.refused.traceparent } });
+    await refused.ended;
+    expect(refused.results).toEqual([{ errors: [expect.objectContaining({ extensions: expect.objectContaining({ code: 'UNAUTHENTICATED' }) })] }]);
+    refused.close();
+    // A query over SSE, its trace context in the request's headers.
+    const overSse = subscribeSse(fastPaths.url, QUERY, { variables: { id: REDEMPTION_ID }, headers: { 'x-recognition-token': DEMO_TOKENS.admin, traceparent: traces.overSse.traceparent } });
+    expect((await overSse.waitFor(1))[0]?.data).toEqual({ redemption: { state: expect.any(String), reward: { name: expect.any(String) } } });
+    overSse.close();
     await control.reset();
+    // A download link that has expired (or never was): the gateway's span and the subgraph's.
+    const download = await fetch(`${new URL(fastPaths.url).origin}/downloads/marketplace/${DOWNLOAD_ID}`, { headers: { traceparent: traces.download.traceparent } });
+    downloadStatus = download.status;
+    await download.arrayBuffer();
 
     // The first time through Apollo Server and the single-fetch executor; the repeat through the pass-through.
     for (const trace of [traces.singleFetch, traces.passThrough]) {
@@ -142,7 +180,7 @@ describe('traces, with the OTLP settings', () => {
 
 
     // Each process sends its spans as it stops.
-    for (const main of [fastPaths, apolloOnly, subgraph]) expect(await main.stop()).toEqual([0, null]);
+    for (const main of [fastPaths, apolloOnly, subgraph, marketplace]) expect(await main.stop()).toEqual([0, null]);
   }, 120_000);
 
   it('continue the client’s trace through the gateway, the fast paths’ fetch, the subgraph, its resolvers and each upstream call', () => {
@@ -219,6 +257,44 @@ describe('traces, with the OTLP settings', () => {
     expect(field.events).toEqual([{ name: 'exception', attributes: [{ key: 'exception.type', value: { stringValue: 'UPSTREAM_ERROR' } }], timeUnixNano: expect.anything(), droppedAttributesCount: 0 }]);
   });
 
+  it('trace an operation over WebSocket or SSE as over HTTP, and each subscription event in a trace of its own, linked to its subscription', () => {
+    const all = receiver.spans();
+    const subscribed = all.filter((span) => span.traceId === traces.subscribed.traceId);
+    const subscribe = only(subscribed, 'the subscription over graphql-ws', (span) => span.service === 'gateway' && span.name === 'GraphQL subscription');
+    expect(subscribe.kind).toBe(SPAN_KIND.SERVER);
+    expect(subscribe.parentSpanId).toBe(traces.subscribed.spanId);
+    expect([attributeOf(subscribe, 'graphql.transport'), attributeOf(subscribe, 'graphql.operation.type'), attributeOf(subscribe, 'graphql.operation.name')]).toEqual(['ws', 'subscription', 'Gifts']);
+    expect(subscribe.status?.code ?? 0).not.toBe(2);
+
+    const refused = only(all.filter((span) => span.traceId === traces.refused.traceId), 'the refused subscription', (span) => span.name === 'GraphQL subscription');
+    expect([attributeOf(refused, 'error.type'), refused.status?.code]).toEqual(['UNAUTHENTICATED', 2]);
+
+    const event = only(all, 'the event', (span) => span.name === 'GraphQL subscription event');
+    expect(event).toMatchObject({ service: 'gateway', kind: SPAN_KIND.CONSUMER, links: [expect.objectContaining({ traceId: traces.subscribed.traceId, spanId: subscribe.spanId })] });
+    expect(event.traceId).not.toBe(traces.subscribed.traceId);
+    expect(event.parentSpanId ?? '').toBe('');
+    expect([attributeOf(event, 'subscription.subscribers'), attributeOf(event, 'graphql.operation.name'), attributeOf(event, 'error.type')]).toEqual([1, 'Gifts', undefined]);
+    // Apollo's executor runs the event's plan inside it.
+    expect(childrenOf(all, event).map((span) => span.name)).toContain('gateway.execute');
+
+    const overSse = all.filter((span) => span.traceId === traces.overSse.traceId);
+    const query = only(overSse, 'the query over SSE', (span) => span.service === 'gateway' && span.name === 'GraphQL query');
+    expect(query.parentSpanId).toBe(traces.overSse.spanId);
+    expect([attributeOf(query, 'graphql.transport'), attributeOf(query, 'graphql.operation.name')]).toEqual(['sse', 'Redeemed']);
+    // The subgraph continues it, as it does a query over HTTP.
+    expect(overSse.some((span) => span.service === 'recognition-subgraph' && span.kind === SPAN_KIND.SERVER)).toBe(true);
+  });
+
+  it('trace a download link through the gateway into the subgraph that serves it, named by the route', () => {
+    expect(downloadStatus).toBe(404);
+    const spans = receiver.spans().filter((span) => span.traceId === traces.download.traceId);
+    const atGateway = only(spans, 'the gateway’s download', (span) => span.service === 'gateway');
+    expect(atGateway).toMatchObject({ name: 'GET /downloads/*', kind: SPAN_KIND.SERVER, parentSpanId: traces.download.spanId });
+    expect(attributeOf(atGateway, 'http.response.status_code')).toBe(404);
+    const atSubgraph = only(spans, 'the subgraph’s download', (span) => span.service === 'marketplace-subgraph');
+    expect(atSubgraph).toMatchObject({ name: 'GET /downloads/*', kind: SPAN_KIND.SERVER, parentSpanId: atGateway.spanId });
+  });
+
   it('stop making resolver spans past the bound of one request, and count the rest', () => {
     const spans = receiver.spans().filter((span) => span.traceId === traces.many.traceId);
     const served = only(spans, 'the subgraph request', (span) => span.service === 'recognition-subgraph' && span.kind === SPAN_KIND.SERVER);
@@ -232,7 +308,7 @@ describe('traces, with the OTLP settings', () => {
     // The ids the upstream calls carried in their paths (the redemption's, its reward's).
     const pathIds = upstreamPaths.map((path) => /^\/api\/v1\/(?:redemptions|rewards)\/([^/?]+)/.exec(path)?.[1]).filter((id): id is string => Boolean(id));
     expect(pathIds).toContain(REDEMPTION_ID);
-    for (const secret of [...Object.values(DEMO_TOKENS), ...pathIds, 'access_token', 'redemption(id', '?']) {
+    for (const secret of [...Object.values(DEMO_TOKENS), ...pathIds, DOWNLOAD_ID, 'access_token', 'redemption(id', '?']) {
       expect(everything.includes(secret), `the spans hold ${secret.startsWith('demo-') ? 'a credential' : JSON.stringify(secret)}`).toBe(false);
     }
   });

@@ -11,6 +11,7 @@ export interface ReceivedSpan {
   attributes?: { key: string; value: Record<string, unknown> }[];
   events?: { name: string; attributes?: { key: string; value: Record<string, unknown> }[] }[];
   status?: { code?: number; message?: string };
+  links?: { traceId: string; spanId: string }[];
   /** `service.name` of the resource the span came with. */
   service: string;
 }
