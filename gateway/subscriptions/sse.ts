@@ -39,6 +39,15 @@ interface Raw {
 const PLACEHOLDER_EVENT = `event: next\ndata: ${PAYLOAD_PLACEHOLDER_JSON}\n\n`;
 const NEXT_HEAD = Buffer.from('event: next\ndata: ');
 const NEXT_TAIL = Buffer.from('\n\n');
+/** Each shared payload's whole `next` event, built for its first subscriber and written as it is to the rest. */
+const eventsOfPayload = new WeakMap<Buffer, Buffer>();
+
+/** The `next` event around a payload serialised once: the same bytes for every subscriber of a group (distinct connections mode has no operation id). */
+export function sharedNextEvent(payload: Buffer): Buffer {
+  let event = eventsOfPayload.get(payload);
+  if (!event) eventsOfPayload.set(payload, (event = Buffer.concat([NEXT_HEAD, payload, NEXT_TAIL])));
+  return event;
+}
 
 const SINGLE_CONNECTION_OFF =
   'GraphQL over SSE is served in distinct connections mode only (the graphql-sse client default): reservations (PUT) and stream tokens are not accepted. To run several operations over one connection, use graphql-ws.';
@@ -215,7 +224,7 @@ export function createSseTransport({ schema, runner, rules = [], maxBodyBytes, f
       for await (const chunk of stream) {
         if (res.destroyed || !res.writable) break;
         const shared = chunk === PLACEHOLDER_EVENT ? request.raw.shared.shift() : undefined;
-        if (!res.write(shared ? Buffer.concat([NEXT_HEAD, shared, NEXT_TAIL]) : chunk)) await writable(res);
+        if (!res.write(shared ? sharedNextEvent(shared) : chunk)) await writable(res);
       }
       res.off('close', ended);
       res.end();

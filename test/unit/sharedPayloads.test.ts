@@ -3,6 +3,7 @@ import { describe, expect, it } from 'vitest';
 import { createSharedPayloads } from '../../gateway/subscriptions/sharedPayloads.ts';
 import { createRequire } from 'node:module';
 import { nextFrame, textFrame } from '../../gateway/subscriptions/wsFrames.ts';
+import { sharedNextEvent } from '../../gateway/subscriptions/sse.ts';
 
 /** ws's own framing (untyped in @types/ws), the reference a whole frame must match. */
 const { frame: wsFrame } = (createRequire(import.meta.url)('ws') as { Sender: unknown }).Sender as { frame(data: Buffer, options: { fin: boolean; rsv1: boolean; opcode: number; mask: boolean; readOnly: boolean }): Buffer[] };
@@ -18,6 +19,15 @@ describe('shared payloads', () => {
     expect(payloads.bytesOf(other).toString()).toBe(JSON.stringify(other));
     expect(calls).toBe(2);
     expect(payloads.serializations).toBe(2);
+  });
+
+  it('build an SSE next event once per payload, as graphql-sse writes it in distinct connections mode', () => {
+    const payloads = createSharedPayloads();
+    const result = { data: { bonusCreated: { bonus: { id: 'b1', hashtag: '#ünïcode' } } } };
+    const events = Array.from({ length: 100 }, () => sharedNextEvent(payloads.bytesOf(result)));
+    expect(new Set(events).size).toBe(1);
+    expect(events[0]!.toString('utf8')).toBe(`event: next\ndata: ${JSON.stringify(result)}\n\n`);
+    expect(sharedNextEvent(payloads.bytesOf({ data: null }))).not.toBe(events[0]);
   });
 
   it('frame a next message byte for byte as graphql-ws serialises it, whatever the id', () => {
