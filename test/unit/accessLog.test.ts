@@ -8,11 +8,12 @@ import { capturedLogs, testLogger } from '../support/logs.ts';
 const TOKEN = 'tok_access_log_unit_0123456789';
 
 describe('the access log line', () => {
-  it('holds the entry’s own fields only: whatever else the object passed carries stays out', () => {
+  it('holds the entry’s own fields only: whatever else the object passed carries stays out', async () => {
     const log = createAccessLog(testLogger('gateway').child({ component: 'access' }), true);
     const before = capturedLogs.length;
     const entry = { type: 'query', operation: 'One', documentHash: 'abc', durationMs: 1.234567, status: 200, errorCodes: [], path: 'pass-through', headers: { 'x-recognition-token': TOKEN }, token: TOKEN } as AccessEntry;
     log.record({ headers: { 'x-recognition-token': TOKEN } }, entry);
+    await endOfTurn();
     const text = capturedLogs.slice(before).join('');
     expect(text).not.toContain(TOKEN);
     const { level, time, pid, hostname, ...line } = JSON.parse(text) as Record<string, unknown>;
@@ -20,7 +21,22 @@ describe('the access log line', () => {
     expect(Object.keys(line)).toEqual(['name', 'component', 'type', 'operation', 'documentHash', 'durationMs', 'status', 'errorCodes', 'path', 'caller', 'msg']);
     expect(line).toMatchObject({ durationMs: 1.23, caller: callerKey({ 'x-recognition-token': TOKEN }, undefined)!.slice(0, 24), msg: 'operation' });
   });
+
+  it('writes the lines of one turn of the event loop once it ends, every one, in order', async () => {
+    const log = createAccessLog(testLogger('gateway').child({ component: 'access' }), true);
+    const before = capturedLogs.length;
+    const operations = Array.from({ length: 50 }, (_, index) => `Op${index}`);
+    for (const operation of operations) log.record({ headers: {} }, { type: 'query', operation, durationMs: 1, status: 200, errorCodes: [], path: 'apollo' });
+    await endOfTurn();
+    log.record({ headers: {} }, { type: 'query', operation: 'Next', durationMs: 1, status: 200, errorCodes: [], path: 'apollo' });
+    await endOfTurn();
+    const written = capturedLogs.slice(before).map((line) => (JSON.parse(line) as { operation: string }).operation);
+    expect(written).toEqual([...operations, 'Next']);
+  });
 });
+
+/** Resolves after the event loop's check phase, where the access log writes what its turn recorded. */
+const endOfTurn = () => new Promise<void>((resolve) => setImmediate(resolve));
 
 describe('the caller key', () => {
   it('is the SHA-256 of each credential header’s name and value, as hashed part by part', () => {
