@@ -30,11 +30,21 @@ export function createOperationMetrics(registry: Registry): OperationMetrics {
     labelNames: ['type'] as const,
     registers: [registry],
   });
+  // Each labelled series is looked up once: prom-client hashes the labels on every call otherwise.
+  // The types are GraphQL's three (and `unknown`), so the map stays small.
+  const series = new Map<string, { operations: { inc(): void }; seconds: { observe(value: number): void }; passedThrough?: { inc(): void } }>();
+  const seriesOf = (type: string, outcome: 'ok' | 'error') => {
+    const key = `${type}\u0000${outcome}`;
+    let found = series.get(key);
+    if (!found) series.set(key, (found = { operations: operations.labels({ type, outcome }), seconds: seconds.labels({ type }) }));
+    return found;
+  };
   return {
     observe(type, ok, duration, passed = false) {
-      operations.inc({ type, outcome: ok ? 'ok' : 'error' });
-      seconds.observe({ type }, duration);
-      if (passed) passedThrough.inc({ type });
+      const found = seriesOf(type, ok ? 'ok' : 'error');
+      found.operations.inc();
+      found.seconds.observe(duration);
+      if (passed) (found.passedThrough ??= passedThrough.labels({ type })).inc();
     },
   };
 }
