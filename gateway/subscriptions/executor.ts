@@ -177,6 +177,7 @@ export function createSubscriptionExecutor({ planner, subgraphUrl, dataSources, 
     const upstream = openUpstream({
       url: subgraphUrl(plan.primary.serviceName),
       ...(maxEventBytes ? { maxMessageBytes: maxEventBytes } : {}),
+      service: plan.primary.serviceName,
       connectionParams: credentialHeadersFor(plan.primary.serviceName, headers),
       request: () => ({
         query: plan.primary.operation,

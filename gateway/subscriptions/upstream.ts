@@ -2,6 +2,7 @@ import { createClient, type Client } from 'graphql-ws';
 import WebSocket from 'ws';
 import type { ExecutionResult, GraphQLFormattedError } from 'graphql';
 import type { Logger } from '../../lib/logger.ts';
+import { ErrorCode } from '../../lib/errors.ts';
 
 export interface UpstreamRequest {
   query: string;
@@ -23,12 +24,27 @@ export interface UpstreamOptions {
   initialBackoffMs?: number;
   /** @default 5000 */
   maxBackoffMs?: number;
-  /** The largest message read from the subgraph; a larger one closes the socket (1009), and the stream resumes. @default 64 MiB */
+  /**
+   * The largest message read from the subgraph; a larger one closes the socket (1009), and the
+   * stream resumes. Met again on resuming, before any event came through, it ends the stream.
+   * @default 64 MiB
+   */
   maxMessageBytes?: number;
+  /** The subgraph's name, for the error that ends a stream. */
+  service?: string;
 }
 
 export interface Upstream {
   close(): void;
+}
+
+/**
+ * A socket given up for a message past `maxMessageBytes`: `ws` reports it as an error event (its
+ * RangeError's code) and closes with 1009; graphql-ws passes on whichever came first.
+ */
+function isMessageTooBig(error: unknown): boolean {
+  const event = error as { code?: unknown; error?: { code?: unknown } } | null;
+  return event?.code === 1009 || event?.error?.code === 'WS_ERR_UNSUPPORTED_MESSAGE_LENGTH';
 }
 
 /** Failures of the subgraph's upstream that a later attempt may not meet. */
@@ -57,13 +73,16 @@ function boundedWebSocket(maxPayload: number): typeof WebSocket {
   return bounded;
 }
 
-export function openUpstream({ url, connectionParams, request, onResult, onEnd, logger, initialBackoffMs = 100, maxBackoffMs = 5000, maxMessageBytes = 64 * 1024 * 1024 }: UpstreamOptions): Upstream {
+export function openUpstream({ url, connectionParams, request, onResult, onEnd, logger, initialBackoffMs = 100, maxBackoffMs = 5000, maxMessageBytes = 64 * 1024 * 1024, service }: UpstreamOptions): Upstream {
   const wsUrl = url.replace(/^http/, 'ws');
   let closed = false;
   let client: Client | undefined;
   let unsubscribe: (() => void) | undefined;
   let failures = 0;
   let streamed = false;
+  // Sockets closed for a message too big since the last event: resuming replays from the same
+  // cursor, so a second one means the next event itself is too big, and retrying cannot pass it.
+  let tooBig = 0;
   let timer: NodeJS.Timeout | undefined;
 
   function retry(reason: string) {
@@ -100,6 +119,7 @@ export function openUpstream({ url, connectionParams, request, onResult, onEnd, 
         if (!errorsOnly) {
           streamed = true;
           failures = 0;
+          tooBig = 0;
         }
         onResult(result as ExecutionResult);
       },
@@ -108,6 +128,19 @@ export function openUpstream({ url, connectionParams, request, onResult, onEnd, 
         if (Array.isArray(error)) {
           current.dispose();
           onEnd(error as GraphQLFormattedError[]);
+          return;
+        }
+        if (isMessageTooBig(error) && ++tooBig >= 2) {
+          // Anything this client reports later is not a second ending.
+          client = undefined;
+          void current.dispose();
+          logger.error({ service, maxMessageBytes }, 'subgraph subscription event past the bound again on resuming; ending the stream');
+          onEnd([
+            {
+              message: `an event of the ${service ?? 'subgraph'}'s stream is larger than the gateway reads (${maxMessageBytes} bytes): the stream cannot go on past it`,
+              extensions: { code: ErrorCode.UpstreamError, ...(service ? { service } : {}) },
+            },
+          ]);
           return;
         }
         // A socket that closed or never opened: nothing the subgraph decided.
