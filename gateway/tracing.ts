@@ -133,16 +133,17 @@ export interface EventOutcome {
 /**
  * One CONSUMER span per event a subscription group executes, or undefined when traces are off:
  * each event is a trace of its own, linked to the span of the subscription that opened the group
- * (its subscribers may have come from many traces). The event's entity fetches and the subgraphs'
+ * (its subscribers may have come from many traces) and to the delivery that brought the event into
+ * its subgraph (one event may reach many groups). The event's entity fetches and the subgraphs'
  * spans are its children.
  */
-export function createEventSpans(): (<T>(operationName: string | undefined, opener: SpanContext | undefined, run: (done: (outcome: EventOutcome) => void) => Promise<T>) => Promise<T>) | undefined {
+export function createEventSpans(): (<T>(operationName: string | undefined, links: readonly (SpanContext | undefined)[], run: (done: (outcome: EventOutcome) => void) => Promise<T>) => Promise<T>) | undefined {
   const tracer = tracerFor(GATEWAY_SERVICE);
   if (!tracer) return undefined;
-  return async (operationName, opener, run) => {
+  return async (operationName, links, run) => {
     const span = tracer.startSpan(
       'GraphQL subscription event',
-      { kind: SpanKind.CONSUMER, root: true, attributes: { 'graphql.operation.type': 'subscription', ...(operationName ? { 'graphql.operation.name': clip(operationName) } : {}) }, links: opener ? [{ context: opener }] : [] },
+      { kind: SpanKind.CONSUMER, root: true, attributes: { 'graphql.operation.type': 'subscription', ...(operationName ? { 'graphql.operation.name': clip(operationName) } : {}) }, links: links.flatMap((link) => (link ? [{ context: link }] : [])) },
       ROOT_CONTEXT,
     );
     try {

@@ -9,7 +9,8 @@
  * sent, a credential or a query string.
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import { context, propagation, ROOT_CONTEXT, SpanKind, SpanStatusCode, trace, type Context, type Span, type TextMapGetter, type Tracer } from '@opentelemetry/api';
+import { context, isSpanContextValid, propagation, ROOT_CONTEXT, SpanKind, SpanStatusCode, trace, type Context, type Span, type SpanContext, type TextMapGetter, type Tracer } from '@opentelemetry/api';
+import { parseTraceParent } from '@opentelemetry/core';
 import type { NodeTracerProvider } from '@opentelemetry/sdk-trace-node';
 import { ConfigError, readInt, readUrl, type Env } from './config.ts';
 
@@ -154,6 +155,20 @@ const headerGetter: TextMapGetter<Record<string, string | string[] | undefined>>
  */
 export function remoteContextOf(headers: Record<string, string | string[] | undefined>): Context {
   return propagation.extract(ROOT_CONTEXT, headers, headerGetter);
+}
+
+/**
+ * Where a subgraph's subscription result carries the `traceparent` of the delivery that brought its
+ * event in (its `extensions`); the gateway links the event's execution to it and passes it on to
+ * no one.
+ */
+export const EVENT_TRACE_EXTENSION = 'eventTraceparent';
+
+/** A W3C `traceparent` as a remote span context, or undefined when it is not a valid one. */
+export function spanContextOf(traceparent: unknown): SpanContext | undefined {
+  if (typeof traceparent !== 'string' || traceparent.length > 64) return undefined;
+  const parsed = parseTraceParent(traceparent);
+  return parsed && isSpanContextValid(parsed) ? { ...parsed, isRemote: true } : undefined;
 }
 
 /** Adds `traceparent` (and `tracestate`) for the active span to headers about to be sent; returns them. */

@@ -12,6 +12,7 @@ import { createPushIterator, type PushIterator } from './pushIterator.ts';
 import { openUpstream, type Upstream } from './upstream.ts';
 import type { DemandControl, Estimate } from '../demandControl.ts';
 import { activeSpanContext, createEventSpans } from '../tracing.ts';
+import { EVENT_TRACE_EXTENSION, spanContextOf } from '../../lib/tracing.ts';
 
 type RequestContext = Parameters<typeof executeQueryPlan>[2];
 
@@ -145,7 +146,9 @@ export function createSubscriptionExecutor({ planner, subgraphUrl, dataSources, 
 
     function execute(event: ExecutionResult): Promise<void> {
       if (!eventSpans) return executeEvent(event, broadcast);
-      return eventSpans(operationName, opener, (done) =>
+      // The delivery that brought the event into the subgraph, when that subgraph traces too.
+      const ingested = spanContextOf(event.extensions?.[EVENT_TRACE_EXTENSION]);
+      return eventSpans(operationName, [opener, ingested], (done) =>
         executeEvent(event, (result) => {
           broadcast(result);
           done({ subscribers: subscribers.size, errorType: result.errors?.length ? String(result.errors[0]!.extensions?.code ?? 'INTERNAL_SERVER_ERROR') : undefined });

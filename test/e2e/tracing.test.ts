@@ -257,7 +257,7 @@ describe('traces, with the OTLP settings', () => {
     expect(field.events).toEqual([{ name: 'exception', attributes: [{ key: 'exception.type', value: { stringValue: 'UPSTREAM_ERROR' } }], timeUnixNano: expect.anything(), droppedAttributesCount: 0 }]);
   });
 
-  it('trace an operation over WebSocket or SSE as over HTTP, and each subscription event in a trace of its own, linked to its subscription', () => {
+  it('trace an operation over WebSocket or SSE as over HTTP, and each subscription event in a trace of its own, linked to its subscription and to the webhook that brought it in', () => {
     const all = receiver.spans();
     const subscribed = all.filter((span) => span.traceId === traces.subscribed.traceId);
     const subscribe = only(subscribed, 'the subscription over graphql-ws', (span) => span.service === 'gateway' && span.name === 'GraphQL subscription');
@@ -269,8 +269,14 @@ describe('traces, with the OTLP settings', () => {
     const refused = only(all.filter((span) => span.traceId === traces.refused.traceId), 'the refused subscription', (span) => span.name === 'GraphQL subscription');
     expect([attributeOf(refused, 'error.type'), refused.status?.code]).toEqual(['UNAUTHENTICATED', 2]);
 
+    // The emulator's webhook for the bonus: a trace of the subgraph's own.
+    const delivery = only(all, 'the webhook delivery', (span) => span.service === 'recognition-subgraph' && span.kind === SPAN_KIND.SERVER && span.name === 'POST /webhooks/recognition/*');
     const event = only(all, 'the event', (span) => span.name === 'GraphQL subscription event');
-    expect(event).toMatchObject({ service: 'gateway', kind: SPAN_KIND.CONSUMER, links: [expect.objectContaining({ traceId: traces.subscribed.traceId, spanId: subscribe.spanId })] });
+    expect(event).toMatchObject({
+      service: 'gateway',
+      kind: SPAN_KIND.CONSUMER,
+      links: [expect.objectContaining({ traceId: traces.subscribed.traceId, spanId: subscribe.spanId }), expect.objectContaining({ traceId: delivery.traceId, spanId: delivery.spanId })],
+    });
     expect(event.traceId).not.toBe(traces.subscribed.traceId);
     expect(event.parentSpanId ?? '').toBe('');
     expect([attributeOf(event, 'subscription.subscribers'), attributeOf(event, 'graphql.operation.name'), attributeOf(event, 'error.type')]).toEqual([1, 'Gifts', undefined]);

@@ -17,6 +17,11 @@ export interface NewEvent {
   payload: unknown;
   /** Entities carried by the event, remembered for entity lookups by id (`kind` to id). */
   entities?: { kind: string; id: string; value: unknown }[];
+  /**
+   * The W3C `traceparent` of the delivery that brought the event in, when traces are on: the
+   * gateway links each execution of the event to it (`subgraphs/kit/events/eventTraces.ts`).
+   */
+  trace?: string;
 }
 
 export interface LoggedEvent extends Omit<NewEvent, 'entities'> {

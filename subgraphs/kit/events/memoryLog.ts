@@ -80,8 +80,8 @@ export function createMemoryLog({ capacity = 10_000, maxBytes = DEFAULT_EVENT_LO
       if (seen.has(event.dedupeKey)) return { appended: false };
       rememberSeen(event.dedupeKey);
       sequence += 1;
-      const logged: LoggedEvent = { dedupeKey: event.dedupeKey, type: event.type, occurredAt: event.occurredAt, payload: event.payload, position: `${epoch}:${sequence}` };
-      const size = jsonBytes(event.payload) + event.dedupeKey.length + event.type.length + event.occurredAt.length;
+      const logged: LoggedEvent = { dedupeKey: event.dedupeKey, type: event.type, occurredAt: event.occurredAt, payload: event.payload, position: `${epoch}:${sequence}`, ...(event.trace ? { trace: event.trace } : {}) };
+      const size = jsonBytes(event.payload) + event.dedupeKey.length + event.type.length + event.occurredAt.length + (event.trace?.length ?? 0);
       ring.push(logged);
       sizes.push(size);
       heldBytes += size;

@@ -99,7 +99,7 @@ export async function createRedisLog({ url, prefix, maxLength = 100_000, maxByte
     async append(event: NewEvent): Promise<AppendResult> {
       const entities = event.entities ?? [];
       const keys = [`${prefix}:dedupe:${event.dedupeKey}`, stream, `${stream}:bytes`, ...entities.map((entity) => `${prefix}:entity:${entity.kind}:${entity.id}`)];
-      const body = JSON.stringify({ dedupeKey: event.dedupeKey, type: event.type, occurredAt: event.occurredAt, payload: event.payload });
+      const body = JSON.stringify({ dedupeKey: event.dedupeKey, type: event.type, occurredAt: event.occurredAt, payload: event.payload, ...(event.trace ? { trace: event.trace } : {}) });
       const args = [String(retentionSeconds), String(maxLength), String(maxBytes), body, ...entities.map((entity) => JSON.stringify(entity.value))];
       const id = (await redis.eval(APPEND, keys.length, ...keys, ...args)) as string | null;
       return id ? { appended: true, position: id } : { appended: false };

@@ -6,6 +6,7 @@ import type { Logger } from '../../../lib/logger.ts';
 import type { SubgraphRoute } from '../server.ts';
 import type { EventLog, NewEvent } from './eventLog.ts';
 import { secretMatches } from '../secretMatches.ts';
+import { withTraceContext } from '../../../lib/tracing.ts';
 
 /** What a service's parser makes of one delivery; null when the event type is not one we know. */
 export type ParsedDelivery = Omit<NewEvent, 'dedupeKey'> & { dedupeKey?: string };
@@ -96,7 +97,8 @@ export function createWebhookReceiver({ path, secret, log, maxBytes = 64 * 1024,
       }
       throw error;
     }
-    const result = await log.append({ ...parsed, dedupeKey: parsed.dedupeKey ?? `${parsed.type}:${contentHash(body)}` });
+    const trace = withTraceContext<Record<string, string>>({}).traceparent;
+    const result = await log.append({ ...parsed, dedupeKey: parsed.dedupeKey ?? `${parsed.type}:${contentHash(body)}`, ...(trace ? { trace } : {}) });
     logger?.info({ type: parsed.type, duplicate: !result.appended }, 'webhook received');
     sendJson(res, result.appended ? 202 : 200, result.appended ? { accepted: true } : { accepted: true, duplicate: true });
   };

@@ -5,6 +5,8 @@ import { useServer } from 'graphql-ws/use/ws';
 import type { Logger } from '../../../lib/logger.ts';
 import { formatGraphError } from '../../../lib/errorFormatting.ts';
 import { DEFAULT_MAX_BODY_BYTES } from '../../../lib/http.ts';
+import { EVENT_TRACE_EXTENSION } from '../../../lib/tracing.ts';
+import { eventTraceOf } from './eventTraces.ts';
 
 export interface SubscriptionServerOptions<Context extends object> {
   server: http.Server;
@@ -36,7 +38,12 @@ export function attachSubscriptionServer<Context extends object>({ server, schem
     {
       schema,
       context: (ctx) => context(lowerCaseKeys(ctx.connectionParams)),
-      onNext: (_ctx, _id, _payload, _args, result) => (result.errors ? { ...result, errors: formatAll(result.errors) } : undefined),
+      onNext: (_ctx, _id, _payload, args, result) => {
+        const trace = eventTraceOf(args.contextValue);
+        if (!result.errors && !trace) return undefined;
+        // The event's ingestion, for the gateway to link its execution to; never passed on to clients.
+        return { ...result, ...(result.errors ? { errors: formatAll(result.errors) } : {}), ...(trace ? { extensions: { ...result.extensions, [EVENT_TRACE_EXTENSION]: trace } } : {}) };
+      },
       onError: (_ctx, _id, _payload, errors) => formatAll(errors),
     },
     wss,

@@ -1,6 +1,7 @@
 import { decodeCursor, encodeCursor } from '../../kit/cursors.ts';
 import { badUserInput } from '../../kit/errors.ts';
 import { followLog } from '../../kit/events/follow.ts';
+import { resolveEvent } from '../../kit/events/eventTraces.ts';
 import type { LoggedEvent } from '../../kit/events/eventLog.ts';
 import type { InboundMessagePayload, StatusNotificationPayload } from '../events.ts';
 import type { MessagingContext } from '../context.ts';
@@ -56,7 +57,7 @@ function followStore<Args extends { after?: string | null }>(filterOf: (args: Ar
       if (!store) throw badUserInput('filter.storeId', 'names no store this credential can read');
       return followLog(events, position, accepts);
     },
-    resolve: (event: LoggedEvent) => event,
+    resolve: resolveEvent,
   };
 }
 

@@ -1,5 +1,6 @@
 import { decodeCursor, encodeCursor } from '../../kit/cursors.ts';
 import { followLog } from '../../kit/events/follow.ts';
+import { resolveEvent } from '../../kit/events/eventTraces.ts';
 import type { LoggedEvent } from '../../kit/events/eventLog.ts';
 import type { AchievementDto, BonusDto, RecognitionEventPayload } from '../events.ts';
 import type { AchievementFilter, BonusFilter, Resolvers } from '../__generated__/resolvers.ts';
@@ -51,7 +52,7 @@ function followEvents<Args extends { after?: string | null }>(accepts: (args: Ar
       await verifyCredential();
       return followLog(events, position, accepts(args));
     },
-    resolve: (event: LoggedEvent) => event,
+    resolve: resolveEvent,
   };
 }
 
