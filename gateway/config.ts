@@ -1,4 +1,4 @@
-import { readBoolean, readInt, readPort, readUrl, ConfigError, type Env } from '../lib/config.ts';
+import { readBoolean, readInt, readMetricsToken, readPort, readUrl, ConfigError, type Env } from '../lib/config.ts';
 import { DEFAULT_MAX_BODY_BYTES } from '../lib/http.ts';
 import { readTrustedProxies, type TrustedProxies } from '../lib/trustedProxies.ts';
 import type { OperationLimits } from './limits.ts';
@@ -27,6 +27,8 @@ export interface GatewayConfig {
   maxSubgraphResponseBytes: number;
   /** Largest accepted request body. */
   maxBodyBytes: number;
+  /** `/metrics` answers only `Authorization: Bearer <token>` when set (METRICS_TOKEN). */
+  metricsToken: string | undefined;
   /** Path of the composed supergraph SDL. */
   supergraphPath: string;
   /** The clock the micro-cache's times to live run on (tests move it). @default Date.now */
@@ -146,6 +148,7 @@ export function readGatewayConfig(env: Env, overrides: Partial<GatewayConfig> = 
     dashboard: readBoolean(env, 'DASHBOARD', !production),
     subgraphTimeoutMs: readInt(env, 'SUBGRAPH_TIMEOUT_MS', 30_000, { min: 100, max: 300_000 }),
     maxSubgraphResponseBytes: readInt(env, 'MAX_SUBGRAPH_RESPONSE_BYTES', 64 * 1024 * 1024, { min: 64 * 1024, max: 1024 * 1024 * 1024 }),
+    metricsToken: readMetricsToken(env),
     maxBodyBytes: readInt(env, 'MAX_BODY_BYTES', DEFAULT_MAX_BODY_BYTES, { min: 1024, max: 64 * 1024 * 1024 }),
     supergraphPath: env.SUPERGRAPH_PATH ?? new URL('../schema/supergraph.graphql', import.meta.url).pathname,
     vendorTelemetry: readBoolean(env, 'APOLLO_VENDOR_TELEMETRY', false),

@@ -8,6 +8,7 @@ import { apolloHandler } from '../lib/apolloHttp.ts';
 import { ClientDeparture, listen, requestUrl, sendJson, sendText, type Started } from '../lib/http.ts';
 import { apolloLogger, type Logger } from '../lib/logger.ts';
 import { createMetrics } from '../lib/metrics.ts';
+import { createMetricsEndpoint } from '../lib/metricsEndpoint.ts';
 import { formatGraphError } from '../lib/errorFormatting.ts';
 import type { GatewayConfig } from './config.ts';
 import { createUndiciFetcher } from './fetcher.ts';
@@ -62,6 +63,7 @@ export async function startGateway(config: GatewayConfig, logger: Logger): Promi
   const supergraphSdl = config.supergraphSdl ?? readFileSync(config.supergraphPath, 'utf8');
   const fetcher = createUndiciFetcher({ timeoutMs: config.subgraphTimeoutMs, maxAnswerBytes: config.maxSubgraphResponseBytes });
   const metrics = createMetrics('gateway', { defaults: true });
+  const metricsEndpoint = createMetricsEndpoint(metrics.registry, { token: config.metricsToken });
   // One data source per subgraph, shared by queries and by the entity fetches of subscription events.
   const dataSources = new Map<string, SubgraphDataSource>();
   // Off unless the operator opted some root fields in; one for every subgraph, so its bounds are the process's.
@@ -252,7 +254,7 @@ export async function startGateway(config: GatewayConfig, logger: Logger): Promi
           return sendJson(res, readiness.ready ? 200 : 503, readiness);
         }
         case '/metrics':
-          return sendText(res, 200, await metrics.registry.metrics(), metrics.registry.contentType);
+          return metricsEndpoint(req, res);
         default:
           return sendJson(res, 404, { message: `no route ${req.method} ${url.pathname}` });
       }

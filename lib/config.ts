@@ -45,6 +45,12 @@ export function readUrl(env: Env, name: string, protocols: readonly string[] = [
   return raw.replace(/\/+$/, '');
 }
 
+/** The bearer token `/metrics` asks for (METRICS_TOKEN); unset or blank, the route is open. */
+export function readMetricsToken(env: Env): string | undefined {
+  const token = env.METRICS_TOKEN?.trim();
+  return token ? token : undefined;
+}
+
 export function readBoolean(env: Env, name: string, fallback: boolean): boolean {
   const raw = env[name]?.toLowerCase();
   if (raw === undefined || raw === '') return fallback;

@@ -1,4 +1,4 @@
-import { readBoolean, readInt, readPort, readUrl, type Env } from './config.ts';
+import { readBoolean, readInt, readMetricsToken, readPort, readUrl, type Env } from './config.ts';
 import { readCircuitBreakerSettings, type CircuitBreakerSettings } from './circuitBreaker.ts';
 
 /**
@@ -100,6 +100,8 @@ export interface SubgraphBasics {
   maxRequestUpstreamCalls: number;
   /** The upstream's circuit breaker (CIRCUIT_BREAKER_FAILURES, CIRCUIT_BREAKER_COOLDOWN_MS). */
   circuitBreaker: CircuitBreakerSettings;
+  /** `/metrics` answers only `Authorization: Bearer <token>` when set (METRICS_TOKEN). */
+  metricsToken: string | undefined;
 }
 
 /**
@@ -116,5 +118,6 @@ export function readSubgraphBasics(env: Env, service: ServiceEntry, apiUrl?: str
     compiledExecution: readBoolean(env, 'SUBGRAPH_COMPILED_EXECUTION', true),
     maxRequestUpstreamCalls: readInt(env, 'MAX_REQUEST_UPSTREAM_CALLS', 1000, { min: 1, max: 1_000_000 }),
     circuitBreaker: readCircuitBreakerSettings(env),
+    metricsToken: readMetricsToken(env),
   };
 }

@@ -1,7 +1,7 @@
 import type { IncomingMessage } from 'node:http';
 import { ErrorCode, graphError } from '../kit/errors.ts';
 import { credentialHeader } from '../kit/server.ts';
-import { secretMatches } from '../kit/secretMatches.ts';
+import { secretMatches } from '../../lib/secretMatches.ts';
 
 /** The gateway header with which an administrator proves who they are; forwarded to this subgraph only. */
 export const ADMIN_TOKEN_HEADER = 'x-gateway-admin-token';

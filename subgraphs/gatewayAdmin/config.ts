@@ -12,6 +12,8 @@ export interface GatewayAdminConfig {
   /** Caps on what one upstream answer may bring (`GATEWAY_ADMIN_MAX_RESPONSE_BYTES`). */
   upstreamLimits: UpstreamLimits;
   compiledExecution: boolean;
+  /** `/metrics` answers only `Authorization: Bearer <token>` when set (METRICS_TOKEN). */
+  metricsToken: string | undefined;
   /** The upstream's circuit breaker (CIRCUIT_BREAKER_FAILURES, CIRCUIT_BREAKER_COOLDOWN_MS). */
   circuitBreaker: CircuitBreakerSettings;
   /** Upstream calls one GraphQL request may make here, retries included (the gateway may lower it per request). */

@@ -12,6 +12,7 @@ import { createInFlightRequests, type DrainSettings } from '../../lib/shutdown.t
 import type { Metrics } from '../../lib/metrics.ts';
 import { formatGraphError } from '../../lib/errorFormatting.ts';
 import { compiledExecution } from './compiledExecution.ts';
+import { createMetricsEndpoint } from '../../lib/metricsEndpoint.ts';
 import { createRequestScope, type CallScope } from './callScope.ts';
 import { createSubgraphTracing } from './tracing.ts';
 
@@ -61,6 +62,8 @@ export interface StartOptions {
   host?: string;
   /** Queries compiled by graphql-jit, repeats served without Apollo Server; off, Apollo Server runs graphql-js. @default true */
   compiledExecution?: boolean;
+  /** `/metrics` answers only `Authorization: Bearer <token>` when set. */
+  metricsToken?: string | undefined;
 }
 
 /** A subgraph listening: where, how to stop it at once, and how to stop it gracefully (SIGTERM). */
@@ -82,7 +85,7 @@ function routeMatches(route: SubgraphRoute, method: string, path: string): boole
 }
 
 /** The bootstrap every subgraph uses: Apollo subgraph on `/graphql`, `/health`, `/metrics`, its own routes. */
-export async function startSubgraph<Context extends BaseContext>(definition: SubgraphDefinition<Context>, { port, host, compiledExecution: compiled = true }: StartOptions): Promise<StartedSubgraph> {
+export async function startSubgraph<Context extends BaseContext>(definition: SubgraphDefinition<Context>, { port, host, compiledExecution: compiled = true, metricsToken }: StartOptions): Promise<StartedSubgraph> {
   const { logger } = definition;
   // Apollo types the resolver map's context as unknown; ours is the subgraph's own.
   const schema = buildSubgraphSchema({ typeDefs: definition.typeDefs, resolvers: definition.resolvers as GraphQLResolverMap<unknown> });
@@ -116,6 +119,7 @@ export async function startSubgraph<Context extends BaseContext>(definition: Sub
     return graphqlHandler(req, res, url);
   };
   const routes = definition.routes ?? [];
+  const metricsEndpoint = createMetricsEndpoint(definition.metrics.registry, { token: metricsToken });
   let draining = false;
   const inFlight = createInFlightRequests();
 
@@ -128,7 +132,7 @@ export async function startSubgraph<Context extends BaseContext>(definition: Sub
         : url.pathname === '/health'
           ? sendJson(res, draining ? 503 : 200, { status: draining ? 'draining' : 'ok', subgraph: definition.name })
           : url.pathname === '/metrics'
-            ? definition.metrics.registry.metrics().then((text) => sendText(res, 200, text, definition.metrics.registry.contentType))
+            ? metricsEndpoint(req, res)
             : sendJson(res, 404, { message: `no route ${method} ${url.pathname}` });
 
   const server = http.createServer((req, res) => {

@@ -20,6 +20,8 @@ export interface MarketplaceConfig {
   /** Calls paced under the service's published rates (`UPSTREAM_PACING*`). */
   pacing: PacingSettings;
   compiledExecution: boolean;
+  /** `/metrics` answers only `Authorization: Bearer <token>` when set (METRICS_TOKEN). */
+  metricsToken: string | undefined;
   /** The upstream's circuit breaker (CIRCUIT_BREAKER_FAILURES, CIRCUIT_BREAKER_COOLDOWN_MS). */
   circuitBreaker: CircuitBreakerSettings;
   /** Upstream calls one GraphQL request may make here, retries included (the gateway may lower it per request). */

@@ -11,6 +11,8 @@ export interface MessagingConfig {
   apiUrl: string;
   timeoutMs: number;
   compiledExecution: boolean;
+  /** `/metrics` answers only `Authorization: Bearer <token>` when set (METRICS_TOKEN). */
+  metricsToken: string | undefined;
   /** The upstream's circuit breaker (CIRCUIT_BREAKER_FAILURES, CIRCUIT_BREAKER_COOLDOWN_MS). */
   circuitBreaker: CircuitBreakerSettings;
   /** Shared event log and dedupe across replicas; in memory when absent. */

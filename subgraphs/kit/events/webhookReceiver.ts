@@ -5,7 +5,7 @@ import { nestsDeeperThan } from '../../../lib/jsonDepth.ts';
 import type { Logger } from '../../../lib/logger.ts';
 import type { SubgraphRoute } from '../server.ts';
 import type { EventLog, NewEvent } from './eventLog.ts';
-import { secretMatches } from '../secretMatches.ts';
+import { secretMatches } from '../../../lib/secretMatches.ts';
 import { withTraceContext } from '../../../lib/tracing.ts';
 
 /** What a service's parser makes of one delivery; null when the event type is not one we know. */
