@@ -1,6 +1,7 @@
 import { hash } from 'node:crypto';
 import { Redis } from 'ioredis';
 import { createBoundedCache } from '../lib/boundedCache.ts';
+import { addressBucket } from '../lib/addressBuckets.ts';
 import { ALL_CREDENTIAL_HEADERS } from '../lib/services.ts';
 import type { Headers } from './context.ts';
 import type { Principal } from './auth/principal.ts';
@@ -94,7 +95,7 @@ export function createRateLimiter(settings: RateLimitSettings, now: () => number
         if (wait > 0) return { allowed: false, retryAfterSeconds: Math.ceil(wait / 1000), scope: 'caller' };
       }
       if (address && settings.address.perSecond > 0) {
-        const wait = await take(`a:${address}`, settings.address);
+        const wait = await take(`a:${addressBucket(address)}`, settings.address);
         if (wait > 0) return { allowed: false, retryAfterSeconds: Math.ceil(wait / 1000), scope: 'address' };
       }
       return { allowed: true };

@@ -5,7 +5,8 @@ import { ApolloServer } from '@apollo/server';
 import { ApolloServerPluginLandingPageLocalDefault } from '@apollo/server/plugin/landingPage/default';
 import { ApolloServerPluginLandingPageDisabled } from '@apollo/server/plugin/disabled';
 import { apolloHandler } from '../lib/apolloHttp.ts';
-import { ClientDeparture, listen, requestUrl, sendJson, sendText, type Started } from '../lib/http.ts';
+import { ClientDeparture, listen, requestUrl, sendJson, type Started } from '../lib/http.ts';
+import { clientAddress } from '../lib/trustedProxies.ts';
 import { apolloLogger, type Logger } from '../lib/logger.ts';
 import { createMetrics } from '../lib/metrics.ts';
 import { createMetricsEndpoint } from '../lib/metricsEndpoint.ts';
@@ -230,7 +231,7 @@ export async function startGateway(config: GatewayConfig, logger: Logger): Promi
               req.resume();
               return sendJson(res, error.status, { errors: [{ message: error.message, extensions: { code: error.status === 401 ? 'UNAUTHENTICATED' : 'UPSTREAM_UNAVAILABLE' } }] }, { 'www-authenticate': error.wwwAuthenticate });
             }
-            const decision = await limiter.check(caller.headers, caller.principal, req.socket.remoteAddress);
+            const decision = await limiter.check(caller.headers, caller.principal, clientAddress(req, config.trustedProxies));
             if (!decision.allowed) {
               req.resume();
               return sendJson(res, 429, { errors: [rateLimitedError(decision)] }, { 'retry-after': String(decision.retryAfterSeconds) });
@@ -280,6 +281,7 @@ export async function startGateway(config: GatewayConfig, logger: Logger): Promi
     maxPayloadBytes: config.maxBodyBytes,
     maxOperationsPerConnection: config.subscriptionLimits.perConnection,
     payloads,
+    trustedProxies: config.trustedProxies,
   });
 
   const started = await listen(server, config.port, config.host);

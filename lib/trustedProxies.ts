@@ -58,3 +58,24 @@ export function forwardedHeader(req: IncomingMessage, proxies: TrustedProxies, n
   const value = (Array.isArray(raw) ? raw[0] : raw)?.split(',')[0]?.trim();
   return value || undefined;
 }
+
+/**
+ * The client's address, for limits per address: the peer's, unless the peer is a trusted proxy;
+ * then the nearest address in `X-Forwarded-For` that is not one, read from the right, since each
+ * proxy appends the address it was reached from and whatever a client wrote sits on the left.
+ * Behind a load balancer every peer is the balancer: without this, its clients share one bucket.
+ */
+export function clientAddress(req: IncomingMessage, proxies: TrustedProxies): string | undefined {
+  let address = req.socket.remoteAddress;
+  if (proxies.none || !proxies.trusts(address)) return address;
+  const raw = req.headers['x-forwarded-for'];
+  const hops = (Array.isArray(raw) ? raw.join(',') : (raw ?? '')).split(',');
+  for (let index = hops.length - 1; index >= 0; index -= 1) {
+    const hop = hops[index]!.trim();
+    // A hop no proxy could have written: the last address believed stands.
+    if (!isIP(hop)) break;
+    address = hop;
+    if (!proxies.trusts(hop)) break;
+  }
+  return address;
+}

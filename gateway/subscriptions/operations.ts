@@ -18,6 +18,8 @@ export interface OperationArgs {
   headers: Headers;
   /** The transport's peer, for trusting an API gateway's consumer headers. */
   remoteAddress?: string | undefined;
+  /** The client's address behind any trusted proxy, for the limits per address (`lib/trustedProxies.ts`). */
+  clientAddress?: string | undefined;
   /** Set when the transport authenticated the request already (SSE, over HTTP). */
   authenticated?: Authenticated | undefined;
   /** Aborted when the client's connection closes: the query's subgraph requests, and the upstream calls queued behind them, stop. */
@@ -57,7 +59,7 @@ export function createOperationRunner<Context extends BaseContext & { headers: H
       if (!(error instanceof AuthFailure)) throw error;
       return { errors: [{ message: error.message, extensions: { code: error.status === 401 ? 'UNAUTHENTICATED' : 'UPSTREAM_UNAVAILABLE' } }] };
     }
-    const decision = (await auth.limiter?.check(caller.headers, caller.principal, args.remoteAddress)) ?? { allowed: true };
+    const decision = (await auth.limiter?.check(caller.headers, caller.principal, args.clientAddress)) ?? { allowed: true };
     return decision.allowed ? caller : { errors: [rateLimitedError(decision)] };
   }
 

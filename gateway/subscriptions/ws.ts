@@ -8,6 +8,9 @@ import { PAYLOAD_PLACEHOLDER, type SharedPayloads } from './sharedPayloads.ts';
 import { createNextFrameSink, SharedFrameWebSocket } from './wsFrames.ts';
 import { isPushIterator } from './pushIterator.ts';
 import type { OperationParams, TrustedDocuments } from '../trustedDocuments.ts';
+import { clientAddress, makeTrustedProxies, type TrustedProxies } from '../../lib/trustedProxies.ts';
+
+const NO_PROXIES = makeTrustedProxies([]);
 
 /** A graphql-ws `complete` with an operation id of any sensible length. */
 const COMPLETE_MESSAGE_MAX_BYTES = 1024;
@@ -29,6 +32,8 @@ export interface WebSocketTransportOptions {
   path?: string;
   /** Where each event's payload is serialised once for all its identical subscribers; without it, graphql-ws serialises per subscriber. */
   payloads?: SharedPayloads | undefined;
+  /** Proxies whose `X-Forwarded-For` on the upgrade request names the client, for limits per address. @default none */
+  trustedProxies?: TrustedProxies | undefined;
 }
 
 /**
@@ -37,7 +42,7 @@ export interface WebSocketTransportOptions {
  * is bounded by `maxPayloadBytes` (ws would accept 100 MiB before any credential is seen), and
  * each operation is checked as Apollo Server checks one over HTTP, with the same codes.
  */
-export function attachWebSocketTransport({ server, schema, runner, format, rules = [], trustedDocuments, maxPayloadBytes, maxOperationsPerConnection, path = '/graphql', payloads }: WebSocketTransportOptions): (code?: number, reason?: string) => Promise<void> {
+export function attachWebSocketTransport({ server, schema, runner, format, rules = [], trustedDocuments, maxPayloadBytes, maxOperationsPerConnection, path = '/graphql', payloads, trustedProxies = NO_PROXIES }: WebSocketTransportOptions): (code?: number, reason?: string) => Promise<void> {
   const wss = new WebSocketServer({ server, path, maxPayload: maxPayloadBytes, perMessageDeflate: false, WebSocket: SharedFrameWebSocket });
   const prepare = createOperationPreparer({ schema, rules });
   // One per connection, aborted when it closes: queries and mutations still running stop their
@@ -64,8 +69,13 @@ export function attachWebSocketTransport({ server, schema, runner, format, rules
         if ('refusal' in admission) return [new GraphQLError(admission.refusal.error.message, { extensions: admission.refusal.error.extensions })];
         const prepared = prepare(admission.admitted);
         if ('errors' in prepared) return prepared.errors;
-        const remoteAddress = (ctx.extra as { request?: http.IncomingMessage }).request?.socket.remoteAddress;
-        const contextValue = { headers: lowerCaseKeys(ctx.connectionParams), remoteAddress, signal: closingOf(ctx).signal };
+        const request = (ctx.extra as { request?: http.IncomingMessage }).request;
+        const contextValue = {
+          headers: lowerCaseKeys(ctx.connectionParams),
+          remoteAddress: request?.socket.remoteAddress,
+          clientAddress: request ? clientAddress(request, trustedProxies) : undefined,
+          signal: closingOf(ctx).signal,
+        };
         // A subscription's `complete` is graphql-ws's to handle (it ends the stream), and an idle
         // subscriber holds nothing more. Made only for an operation that will run, so that
         // graphql-ws's `onComplete` always forgets it.
@@ -80,8 +90,8 @@ export function attachWebSocketTransport({ server, schema, runner, format, rules
       },
       onComplete: (ctx, id) => void running.get(ctx.extra.socket)?.delete(id),
       onClose: (ctx) => closing.get(ctx)?.abort(new DOMException('the client went away', 'AbortError')),
-      subscribe: (args) => runner.subscribe({ ...args, ...(args.contextValue as { headers: Headers; remoteAddress?: string }), transport: 'ws' }),
-      execute: (args) => runner.execute({ ...args, ...(args.contextValue as { headers: Headers; remoteAddress?: string; signal: AbortSignal }), transport: 'ws' }),
+      subscribe: (args) => runner.subscribe({ ...args, ...(args.contextValue as { headers: Headers; remoteAddress?: string; clientAddress?: string }), transport: 'ws' }),
+      execute: (args) => runner.execute({ ...args, ...(args.contextValue as { headers: Headers; remoteAddress?: string; clientAddress?: string; signal: AbortSignal }), transport: 'ws' }),
       // A group's events go straight to each subscriber's socket as they come, framed around the
       // payload serialised once; graphql-ws still sends the end (`complete` or `error`).
       onOperation: (ctx, id, _payload, _args, result) => {

@@ -6,7 +6,7 @@ import { buildSubgraphSchema } from '@apollo/subgraph';
 import type { GraphQLResolverMap } from '@apollo/subgraph/dist/schema-helper/resolverMap.js';
 import type { GraphQLSchema } from 'graphql';
 import { apolloHandler } from '../../lib/apolloHttp.ts';
-import { listen, requestUrl, sendJson, sendText, type Started } from '../../lib/http.ts';
+import { listen, requestUrl, sendJson, type Started } from '../../lib/http.ts';
 import { createLogger, apolloLogger, type Logger } from '../../lib/logger.ts';
 import { createInFlightRequests, type DrainSettings } from '../../lib/shutdown.ts';
 import type { Metrics } from '../../lib/metrics.ts';

@@ -46,6 +46,74 @@ describe('rate limits', () => {
     expect(((await refused[0]!.json()) as { errors: { message: string }[] }).errors[0]!.message).toContain('address');
   });
 
+  it('count each client behind a trusted proxy by the address the proxy appended to X-Forwarded-For, an IPv6 one by its /64', async () => {
+    const gateway = await gatewayWith({ RATE_LIMIT_ADDRESS_PER_SECOND: '1', RATE_LIMIT_ADDRESS_BURST: '1', TRUSTED_PROXIES: '127.0.0.1' });
+    const from = (forwardedFor: string) =>
+      fetch(gateway.graphqlUrl, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', 'x-recognition-token': DEMO_TOKENS.member, 'x-forwarded-for': forwardedFor },
+        body: JSON.stringify({ query: '{ hashtagTrends { hashtag } }' }),
+      });
+    const statuses: Record<string, number> = {};
+    for (const forwardedFor of [
+      '203.0.113.1',
+      '203.0.113.1',
+      // What a client wrote sits left of what the proxy appended: the client is 203.0.113.1.
+      '198.51.100.7, 203.0.113.1',
+      '203.0.113.2',
+      // Through a second proxy of ours: the client is the address before it.
+      '203.0.113.3, 127.0.0.1',
+      '2001:db8:1:2::1',
+      '2001:db8:1:2::ffff',
+      '2001:db8:1:3::1',
+    ].entries()) {
+      statuses[`${forwardedFor[0]} ${forwardedFor[1]}`] = (await from(forwardedFor[1])).status;
+    }
+    expect(statuses).toEqual({
+      '0 203.0.113.1': 200,
+      '1 203.0.113.1': 429,
+      '2 198.51.100.7, 203.0.113.1': 429,
+      '3 203.0.113.2': 200,
+      '4 203.0.113.3, 127.0.0.1': 200,
+      '5 2001:db8:1:2::1': 200,
+      '6 2001:db8:1:2::ffff': 429,
+      '7 2001:db8:1:3::1': 200,
+    });
+  });
+
+  it('ignore X-Forwarded-For from a peer that is not a trusted proxy', async () => {
+    const gateway = await gatewayWith({ RATE_LIMIT_ADDRESS_PER_SECOND: '1', RATE_LIMIT_ADDRESS_BURST: '1' });
+    const statuses = [];
+    for (const forwardedFor of ['203.0.113.10', '203.0.113.11']) {
+      const response = await fetch(gateway.graphqlUrl, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', 'x-recognition-token': DEMO_TOKENS.member, 'x-forwarded-for': forwardedFor },
+        body: JSON.stringify({ query: '{ hashtagTrends { hashtag } }' }),
+      });
+      statuses.push(response.status);
+    }
+    expect(statuses).toEqual([200, 429]);
+  });
+
+  it('read the client behind a trusted proxy from the WebSocket upgrade request too', async () => {
+    const gateway = await gatewayWith({ RATE_LIMIT_ADDRESS_PER_SECOND: '1', RATE_LIMIT_ADDRESS_BURST: '1', TRUSTED_PROXIES: '127.0.0.1' });
+    const open = (forwardedFor: string) =>
+      subscribeWs(gateway.graphqlUrl, 'subscription { bonusCreated { bonus { id } } }', { connectionParams: { 'x-recognition-token': DEMO_TOKENS.readOnly }, upgradeHeaders: { 'x-forwarded-for': forwardedFor } });
+    const sameClient = [open('203.0.113.20'), open('203.0.113.20')];
+    const other = open('203.0.113.21');
+    const refused = () => sameClient.filter((subscription) => subscription.results[0]?.errors?.[0]?.extensions?.code === 'RATE_LIMITED').length;
+    try {
+      await expect.poll(refused).toBe(1);
+      // The others were let through: no result yet, and no end.
+      await new Promise((resolve) => setTimeout(resolve, 200));
+      expect(refused()).toBe(1);
+      expect(sameClient.map((subscription) => subscription.results.length).sort()).toEqual([0, 1]);
+      expect(other.results).toEqual([]);
+    } finally {
+      for (const subscription of [...sameClient, other]) subscription.close();
+    }
+  });
+
   it('count operations over graphql-ws too', async () => {
     const gateway = await gatewayWith({ RATE_LIMIT_CALLER_PER_SECOND: '1', RATE_LIMIT_CALLER_BURST: '1' });
     const subscriptions = Array.from({ length: 4 }, () => subscribeWs(gateway.graphqlUrl, 'subscription { bonusCreated { bonus { id } } }', { connectionParams: { 'x-recognition-token': DEMO_TOKENS.readOnly } }));

@@ -48,8 +48,16 @@ function collector(): { collected: Omit<Collected, 'close'>; push(result: Execut
 }
 
 /** Subscribes over graphql-ws with credentials in connectionParams. */
-export function subscribeWs(url: string, query: string, { variables, connectionParams }: { variables?: Record<string, unknown>; connectionParams?: Record<string, string> } = {}): Collected {
-  const client = createWsClient({ url: url.replace(/^http/, 'ws'), webSocketImpl: WebSocket, connectionParams, lazy: true, retryAttempts: 0 });
+export function subscribeWs(url: string, query: string, { variables, connectionParams, upgradeHeaders }: { variables?: Record<string, unknown>; connectionParams?: Record<string, string>; upgradeHeaders?: Record<string, string> } = {}): Collected {
+  // Headers on the upgrade request itself, as a proxy in front of the gateway would add them.
+  const webSocketImpl = upgradeHeaders
+    ? class extends WebSocket {
+        constructor(address: string, protocols?: string | string[]) {
+          super(address, protocols, { headers: upgradeHeaders });
+        }
+      }
+    : WebSocket;
+  const client = createWsClient({ url: url.replace(/^http/, 'ws'), webSocketImpl, connectionParams, lazy: true, retryAttempts: 0 });
   const { collected, push, finish } = collector();
   const unsubscribe = client.subscribe<Record<string, unknown>>({ query, variables }, { next: push, error: finish, complete: () => finish() });
   return {
