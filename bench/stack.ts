@@ -97,6 +97,8 @@ export async function launchStack({ nodeFlags = () => [] }: LaunchStackOptions =
       GATEWAY_DRAIN_DELAY_MS: '0',
       // 10,000 identical subscribers under the one demo credential (the default allows 2,000).
       MAX_SUBSCRIPTIONS_PER_CREDENTIAL: '20000',
+      // Each its own connection, from this one address (the default allows 1,000).
+      MAX_CONNECTIONS_PER_ADDRESS: '20000',
       ...Object.fromEntries(services.map(({ service, subgraphUrl }) => [service.env.subgraphUrl, subgraphUrl])),
     };
     // Its inspector lets the subscriptions' part collect garbage before reading the live heap; no

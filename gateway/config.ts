@@ -45,6 +45,8 @@ export interface GatewayConfig {
   publicUrl?: string | undefined;
   /** Peers whose `X-Forwarded-Proto`/`X-Forwarded-Host` are believed when `publicUrl` is unset. None by default. */
   trustedProxies: TrustedProxies;
+  /** Sockets (or, behind a trusted proxy, WebSocket and SSE streams) one client address holds at once; 0 is off (`gateway/connectionCaps.ts`). */
+  maxConnectionsPerAddress: number;
   /** graphql-js's "Did you mean ..." hints in error messages; they name schema members. Off in production. */
   schemaSuggestions: boolean;
   /** Bounds on the subscriptions one client can hold open. */
@@ -163,6 +165,7 @@ export function readGatewayConfig(env: Env, overrides: Partial<GatewayConfig> = 
     },
     publicUrl: readUrl(env, 'PUBLIC_URL'),
     trustedProxies: readTrustedProxies(env),
+    maxConnectionsPerAddress: readInt(env, 'MAX_CONNECTIONS_PER_ADDRESS', 1000, { min: 0, max: 10_000_000 }),
     schemaSuggestions: readBoolean(env, 'SCHEMA_SUGGESTIONS', !production),
     subscriptionLimits: {
       perConnection: readInt(env, 'MAX_SUBSCRIPTIONS_PER_CONNECTION', 50, { min: 1, max: 100_000 }),

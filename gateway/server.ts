@@ -7,6 +7,7 @@ import { ApolloServerPluginLandingPageDisabled } from '@apollo/server/plugin/dis
 import { apolloHandler } from '../lib/apolloHttp.ts';
 import { ClientDeparture, listen, requestUrl, sendJson, type Started } from '../lib/http.ts';
 import { clientAddress } from '../lib/trustedProxies.ts';
+import { createConnectionCaps } from './connectionCaps.ts';
 import { apolloLogger, type Logger } from '../lib/logger.ts';
 import { createMetrics } from '../lib/metrics.ts';
 import { createMetricsEndpoint } from '../lib/metricsEndpoint.ts';
@@ -206,6 +207,7 @@ export async function startGateway(config: GatewayConfig, logger: Logger): Promi
   const whenIdle = new Set<() => void>();
   // Open SSE streams: a drain ends them, so their clients reconnect (to another replica) and resume.
   const eventStreams = new Set<http.ServerResponse>();
+  const connectionCaps = createConnectionCaps(config.maxConnectionsPerAddress, config.trustedProxies);
   const server = http.createServer((req, res) => {
     const url = requestUrl(req);
     if (!url) return sendJson(res, 400, { message: 'bad request target' });
@@ -239,6 +241,12 @@ export async function startGateway(config: GatewayConfig, logger: Logger): Promi
             authenticated.set(req, caller);
           }
           if (sse.accepts(req)) {
+            const release = connectionCaps.admitStream(req);
+            if (!release) {
+              req.resume();
+              return sendJson(res, 429, { errors: [{ message: 'too many streams open from this address (MAX_CONNECTIONS_PER_ADDRESS)', extensions: { code: 'RATE_LIMITED' } }] });
+            }
+            res.once('close', release);
             eventStreams.add(res);
             res.once('close', () => eventStreams.delete(res));
             return sse.handle(req, res);
@@ -271,6 +279,7 @@ export async function startGateway(config: GatewayConfig, logger: Logger): Promi
     });
   });
   server.keepAliveTimeout = 65_000;
+  connectionCaps.attach(server);
   const detachWebSockets = attachWebSocketTransport({
     server,
     schema: executor.planner.graphqlApiSchema,
@@ -282,6 +291,7 @@ export async function startGateway(config: GatewayConfig, logger: Logger): Promi
     maxOperationsPerConnection: config.subscriptionLimits.perConnection,
     payloads,
     trustedProxies: config.trustedProxies,
+    admitStream: connectionCaps.admitStream,
   });
 
   const started = await listen(server, config.port, config.host);

@@ -11,6 +11,7 @@ import type { OperationParams, TrustedDocuments } from '../trustedDocuments.ts';
 import { clientAddress, makeTrustedProxies, type TrustedProxies } from '../../lib/trustedProxies.ts';
 
 const NO_PROXIES = makeTrustedProxies([]);
+const TOO_MANY_STREAMS = JSON.stringify({ errors: [{ message: 'too many streams open from this address (MAX_CONNECTIONS_PER_ADDRESS)', extensions: { code: 'RATE_LIMITED' } }] });
 
 /** A graphql-ws `complete` with an operation id of any sensible length. */
 const COMPLETE_MESSAGE_MAX_BYTES = 1024;
@@ -34,6 +35,8 @@ export interface WebSocketTransportOptions {
   payloads?: SharedPayloads | undefined;
   /** Proxies whose `X-Forwarded-For` on the upgrade request names the client, for limits per address. @default none */
   trustedProxies?: TrustedProxies | undefined;
+  /** Counts a connection against its client's cap; undefined refuses it (`gateway/connectionCaps.ts`). @default no cap */
+  admitStream?: ((req: http.IncomingMessage) => (() => void) | undefined) | undefined;
 }
 
 /**
@@ -42,8 +45,17 @@ export interface WebSocketTransportOptions {
  * is bounded by `maxPayloadBytes` (ws would accept 100 MiB before any credential is seen), and
  * each operation is checked as Apollo Server checks one over HTTP, with the same codes.
  */
-export function attachWebSocketTransport({ server, schema, runner, format, rules = [], trustedDocuments, maxPayloadBytes, maxOperationsPerConnection, path = '/graphql', payloads, trustedProxies = NO_PROXIES }: WebSocketTransportOptions): (code?: number, reason?: string) => Promise<void> {
-  const wss = new WebSocketServer({ server, path, maxPayload: maxPayloadBytes, perMessageDeflate: false, WebSocket: SharedFrameWebSocket });
+export function attachWebSocketTransport({ server, schema, runner, format, rules = [], trustedDocuments, maxPayloadBytes, maxOperationsPerConnection, path = '/graphql', payloads, trustedProxies = NO_PROXIES, admitStream }: WebSocketTransportOptions): (code?: number, reason?: string) => Promise<void> {
+  // Each upgrade admitted holds its place until its socket closes, handshake completed or not.
+  const verifyClient = admitStream
+    ? ({ req }: { req: http.IncomingMessage }, verified: (result: boolean, code?: number, message?: string, headers?: http.OutgoingHttpHeaders) => void) => {
+        const release = admitStream(req);
+        if (!release) return verified(false, 429, TOO_MANY_STREAMS, { 'content-type': 'application/json' });
+        req.socket.once('close', release);
+        verified(true);
+      }
+    : undefined;
+  const wss = new WebSocketServer({ server, path, maxPayload: maxPayloadBytes, perMessageDeflate: false, WebSocket: SharedFrameWebSocket, ...(verifyClient ? { verifyClient } : {}) });
   const prepare = createOperationPreparer({ schema, rules });
   // One per connection, aborted when it closes: queries and mutations still running stop their
   // upstream work, as an HTTP request's do when its client goes away (subscriptions end anyway).

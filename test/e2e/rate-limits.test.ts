@@ -1,20 +1,12 @@
 import { afterAll, describe, expect, it } from 'vitest';
 import { DEMO_TOKENS } from '../../emulators/recognition/data.ts';
-import { readGatewayConfig } from '../../gateway/config.ts';
-import { startGateway } from '../../gateway/server.ts';
 import { requireBinary } from '../support/binaries.ts';
-import { testLogger } from '../support/logs.ts';
 import { startRedis } from '../support/redisServer.ts';
-import { startTestStack } from '../support/stack.ts';
+import { startGatewayOver, startTestStack } from '../support/stack.ts';
 import { subscribeWs } from '../support/subscribers.ts';
 
 const { stack } = await startTestStack();
-const subgraphUrls = Object.fromEntries(stack.services.map((service) => [service.name, service.subgraphUrl]));
-const gatewayWith = async (env: Record<string, string>) => {
-  const gateway = await startGateway(readGatewayConfig(env, { port: 0, subgraphUrls }), testLogger('rate-limited-gateway'));
-  afterAll(() => gateway.close());
-  return gateway;
-};
+const gatewayWith = (env: Record<string, string>) => startGatewayOver(stack, env, 'rate-limited-gateway');
 
 const query = (url: string, token: string) =>
   fetch(url, { method: 'POST', headers: { 'content-type': 'application/json', 'x-recognition-token': token }, body: JSON.stringify({ query: '{ hashtagTrends { hashtag } }' }) });

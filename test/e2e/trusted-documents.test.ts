@@ -4,11 +4,10 @@ import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { afterAll, describe, expect, it } from 'vitest';
-import { readGatewayConfig } from '../../gateway/config.ts';
-import { startGateway, type StartedGateway } from '../../gateway/server.ts';
-import { capturedLogs, testLogger } from '../support/logs.ts';
-import { startTestStack } from '../support/stack.ts';
+import { describe, expect, it } from 'vitest';
+import type { StartedGateway } from '../../gateway/server.ts';
+import { capturedLogs } from '../support/logs.ts';
+import { startGatewayOver, startTestStack } from '../support/stack.ts';
 import { TRANSPORTS, type WireOutcome } from '../support/transports.ts';
 
 /**
@@ -19,7 +18,6 @@ import { TRANSPORTS, type WireOutcome } from '../support/transports.ts';
 const t = await startTestStack();
 const headers = t.stack.demoHeaders;
 const recognition = t.emulator('recognition');
-const subgraphUrls = Object.fromEntries(t.stack.services.map((service) => [service.name, service.subgraphUrl]));
 const sha256 = (text: string) => createHash('sha256').update(text).digest('hex');
 
 const CATALOG = 'query Catalog { rewardCatalog { name } }';
@@ -46,11 +44,7 @@ const apolloManifest = write(
 // graphql-codegen's client preset writes a map of hash to body (SHA-1 unless told otherwise).
 const codegenManifest = write('persisted-documents.json', JSON.stringify({ [sha256(CATALOG)]: CATALOG, [createHash('sha1').update(TRENDS).digest('hex')]: TRENDS }));
 
-async function gatewayWith(env: Record<string, string>): Promise<StartedGateway> {
-  const gateway = await startGateway(readGatewayConfig(env, { port: 0, subgraphUrls }), testLogger('trusted-gateway'));
-  afterAll(() => gateway.close());
-  return gateway;
-}
+const gatewayWith = (env: Record<string, string>): Promise<StartedGateway> => startGatewayOver(t.stack, env, 'trusted-gateway');
 const gateways = {
   off: t.stack.gateway,
   allow: await gatewayWith({ TRUSTED_DOCUMENTS_MANIFEST: codegenManifest }),

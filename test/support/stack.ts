@@ -2,6 +2,8 @@ import { afterAll } from 'vitest';
 import { startStack, type StartedStack } from '../../stack/startStack.ts';
 import type { Dialect, LoggedRequest, Fault } from '../../emulators/kit/emulator.ts';
 import { testLogger } from './logs.ts';
+import { readGatewayConfig } from '../../gateway/config.ts';
+import { startGateway } from '../../gateway/server.ts';
 
 export interface GraphQLResult<T = Record<string, unknown>> {
   data?: T | null;
@@ -85,4 +87,15 @@ export async function startTestStack(env: Record<string, string> = {}, { now }: 
       return emulatorControl(found.emulatorUrl);
     },
   };
+}
+
+/**
+ * Another gateway over a test stack's subgraphs, started with its own settings (limits, proxies)
+ * and closed after the file.
+ */
+export async function startGatewayOver(stack: StartedStack, env: Record<string, string>, logName: string) {
+  const subgraphUrls = Object.fromEntries(stack.services.map((service) => [service.name, service.subgraphUrl]));
+  const gateway = await startGateway(readGatewayConfig(env, { port: 0, subgraphUrls }), testLogger(logName));
+  afterAll(() => gateway.close());
+  return gateway;
 }
