@@ -3,6 +3,9 @@ import type { Socket } from 'node:net';
 import { addressBucket } from '../lib/addressBuckets.ts';
 import { clientAddress, type TrustedProxies } from '../lib/trustedProxies.ts';
 
+/** A stream refused behind a trusted proxy, on either transport. */
+export const TOO_MANY_STREAMS = { errors: [{ message: 'too many streams open from this address (MAX_CONNECTIONS_PER_ADDRESS)', extensions: { code: 'RATE_LIMITED' } }] };
+
 const REFUSED_BODY = JSON.stringify({ errors: [{ message: 'too many connections open from this address (MAX_CONNECTIONS_PER_ADDRESS)', extensions: { code: 'RATE_LIMITED' } }] });
 /** What a socket past the cap is told, whatever it sends: nothing it sends is read. */
 const REFUSED = `HTTP/1.1 429 Too Many Requests\r\nConnection: close\r\nContent-Type: application/json\r\nContent-Length: ${Buffer.byteLength(REFUSED_BODY)}\r\n\r\n${REFUSED_BODY}`;

@@ -7,7 +7,7 @@ import { ApolloServerPluginLandingPageDisabled } from '@apollo/server/plugin/dis
 import { apolloHandler } from '../lib/apolloHttp.ts';
 import { ClientDeparture, listen, requestUrl, sendJson, type Started } from '../lib/http.ts';
 import { clientAddress } from '../lib/trustedProxies.ts';
-import { createConnectionCaps } from './connectionCaps.ts';
+import { createConnectionCaps, TOO_MANY_STREAMS } from './connectionCaps.ts';
 import { apolloLogger, type Logger } from '../lib/logger.ts';
 import { createMetrics } from '../lib/metrics.ts';
 import { createMetricsEndpoint } from '../lib/metricsEndpoint.ts';
@@ -244,7 +244,7 @@ export async function startGateway(config: GatewayConfig, logger: Logger): Promi
             const release = connectionCaps.admitStream(req);
             if (!release) {
               req.resume();
-              return sendJson(res, 429, { errors: [{ message: 'too many streams open from this address (MAX_CONNECTIONS_PER_ADDRESS)', extensions: { code: 'RATE_LIMITED' } }] });
+              return sendJson(res, 429, TOO_MANY_STREAMS);
             }
             res.once('close', release);
             eventStreams.add(res);

@@ -9,9 +9,10 @@ import { createNextFrameSink, SharedFrameWebSocket } from './wsFrames.ts';
 import { isPushIterator } from './pushIterator.ts';
 import type { OperationParams, TrustedDocuments } from '../trustedDocuments.ts';
 import { clientAddress, makeTrustedProxies, type TrustedProxies } from '../../lib/trustedProxies.ts';
+import { TOO_MANY_STREAMS } from '../connectionCaps.ts';
 
 const NO_PROXIES = makeTrustedProxies([]);
-const TOO_MANY_STREAMS = JSON.stringify({ errors: [{ message: 'too many streams open from this address (MAX_CONNECTIONS_PER_ADDRESS)', extensions: { code: 'RATE_LIMITED' } }] });
+const TOO_MANY_STREAMS_BODY = JSON.stringify(TOO_MANY_STREAMS);
 
 /** A graphql-ws `complete` with an operation id of any sensible length. */
 const COMPLETE_MESSAGE_MAX_BYTES = 1024;
@@ -50,7 +51,7 @@ export function attachWebSocketTransport({ server, schema, runner, format, rules
   const verifyClient = admitStream
     ? ({ req }: { req: http.IncomingMessage }, verified: (result: boolean, code?: number, message?: string, headers?: http.OutgoingHttpHeaders) => void) => {
         const release = admitStream(req);
-        if (!release) return verified(false, 429, TOO_MANY_STREAMS, { 'content-type': 'application/json' });
+        if (!release) return verified(false, 429, TOO_MANY_STREAMS_BODY, { 'content-type': 'application/json' });
         req.socket.once('close', release);
         verified(true);
       }
