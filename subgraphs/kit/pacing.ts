@@ -2,7 +2,7 @@ import { createHmac, randomBytes } from 'node:crypto';
 import { Counter, Histogram, type Registry } from 'prom-client';
 import { readBoolean, readInt, type Env } from '../../lib/config.ts';
 import { callerOf, rateClassOf, type RateClass, type ServiceRates } from '../../lib/upstreamRates.ts';
-import { cancelledCall } from './callScope.ts';
+import { cancelledCall, type CallScope } from './callScope.ts';
 import { ErrorCode, graphError } from './errors.ts';
 import type { RestCall } from './transport.ts';
 import type { DeadlineClock } from '../../lib/deadlines.ts';
@@ -33,6 +33,34 @@ export interface UpstreamPacerOptions {
   clock: DeadlineClock;
   /** Where the pacing metrics go (the subgraph's `/metrics`). */
   registry?: Registry;
+  /** The metrics series by rate class, when another pacer of this service registered them already. */
+  series?: PacingSeries;
+}
+
+/** The pacing metrics of one rate class, undefined when there is no registry. */
+export type PacingSeries = (rateClass: RateClass) => ClassSeries | undefined;
+
+/** One service's pacing metrics, each class's series looked up once. */
+export function pacingMetrics(service: string, registry: Registry | undefined): PacingSeries {
+  const metrics = registry ? classMetrics(service, registry) : undefined;
+  const seriesByClass = new Map<string, ClassSeries | undefined>();
+  return (rateClass) => {
+    if (!seriesByClass.has(rateClass.name)) seriesByClass.set(rateClass.name, metrics?.(rateClass.name));
+    return seriesByClass.get(rateClass.name);
+  };
+}
+
+/** `RATE_LIMITED` for a call not sent: its turn would pass its deadline, or its queue is full. Counted. */
+export function pacingRefusal(service: string, rateClass: RateClass, reason: 'deadline' | 'queue', waitMs: number, series: ClassSeries | undefined): Error {
+  series?.refused[reason].inc();
+  const { name, requests, perMs } = rateClass;
+  const rate = `${requests} request${requests === 1 ? '' : 's'} per ${perMs === 1000 ? 'second' : `${perMs} ms`}`;
+  const why = reason === 'deadline' ? 'the wait for its turn would pass the deadline' : 'too many calls are already waiting';
+  return graphError(`${service} was not called: it allows ${rate} (${name}) for this credential, and ${why}`, {
+    code: ErrorCode.RateLimited,
+    service,
+    retryAfterSeconds: Math.max(1, Math.ceil(waitMs / 1000)),
+  });
 }
 
 /** Called once the attempt is over, with the status it was answered with: its slot starts cooling down. */
@@ -46,11 +74,54 @@ export type PacedCall = (status?: number) => void;
  */
 export type Pace = (call: RestCall, deadlineAt: number) => PacedCall | Promise<PacedCall>;
 
-interface Waiter {
+/** A call waiting for its turn in a lane's queue. */
+export interface Waiter {
   queuedAt: number;
+  deadlineAt: number;
   go(finished: PacedCall): void;
   /** Stops watching the request's cancellation and the deadline. */
   forget(): void;
+  /** Hands the call over to the fallback it was queued with (the shared pacer's: this process's own pacer). */
+  divert(): void;
+}
+
+/**
+ * Queues a call until its turn: it leaves the queue with the deadline's refusal when its deadline
+ * passes while it waits (calls in flight took longer than estimated), and with the cancelled-call
+ * error when its request goes away. `moved` is told each time the queue changes.
+ */
+export function waitInQueue(
+  queue: Waiter[],
+  { clock, deadlineAt, scope, service, refusal, moved, fallback }: { clock: DeadlineClock; deadlineAt: number; scope: CallScope | undefined; service: string; refusal: () => Error; moved: () => void; fallback?: () => PacedCall | Promise<PacedCall> },
+): Promise<PacedCall> {
+  return new Promise<PacedCall>((resolve, reject) => {
+    const watching: (() => void)[] = [];
+    const waiter: Waiter = {
+      queuedAt: clock.now(),
+      deadlineAt,
+      go: resolve,
+      forget: () => {
+        for (const stop of watching.splice(0)) stop();
+      },
+      divert: () => {
+        waiter.forget();
+        if (fallback) Promise.resolve().then(fallback).then(resolve, reject);
+        else reject(new Error('no other way to pace this call'));
+      },
+    };
+    const leave = (error: Error) => {
+      waiter.forget();
+      // Gone from the queue: the calls behind it move up.
+      const position = queue.indexOf(waiter);
+      if (position >= 0) queue.splice(position, 1);
+      reject(error);
+      moved();
+    };
+    queue.push(waiter);
+    watching.push(clock.after(Math.max(0, deadlineAt - clock.now()), () => leave(refusal())));
+    if (scope) watching.push(scope.watch(() => leave(cancelledCall(service))));
+    moved();
+  });
 }
 
 /** One caller's calls in one class. */
@@ -66,7 +137,7 @@ interface Lane {
   cancelTimer: (() => void) | undefined;
 }
 
-interface ClassSeries {
+export interface ClassSeries {
   paced: { inc(): void };
   waited: { observe(seconds: number): void };
   refused: Record<'deadline' | 'queue', { inc(): void }>;
@@ -86,19 +157,14 @@ interface ClassSeries {
  * Lanes are keyed by an HMAC of the caller's credential under a key drawn at start: no credential
  * is ever a key, a label or a line of a log.
  */
-export function createUpstreamPacer({ service, rates, settings, clock, registry }: UpstreamPacerOptions): Pace {
+export function createUpstreamPacer({ service, rates, settings, clock, registry, series }: UpstreamPacerOptions): Pace {
   const secret = randomBytes(32);
   const lanes = new Map<string, Lane>();
   const stretch = 100 / settings.sharePercent;
   const windowOf = (rateClass: RateClass) => Math.ceil(rateClass.perMs * stretch);
   let sweepAt = 1024;
 
-  const metrics = registry ? classMetrics(service, registry) : undefined;
-  const seriesByClass = new Map<string, ClassSeries | undefined>();
-  const seriesOf = (rateClass: RateClass) => {
-    if (!seriesByClass.has(rateClass.name)) seriesByClass.set(rateClass.name, metrics?.(rateClass.name));
-    return seriesByClass.get(rateClass.name);
-  };
+  const seriesOf = series ?? pacingMetrics(service, registry);
 
   /** Slots in use at `now`: calls in flight, and calls over less than a window ago. */
   function busy(lane: Lane, now: number): number {
@@ -191,17 +257,7 @@ export function createUpstreamPacer({ service, rates, settings, clock, registry 
     return lane;
   }
 
-  function refuse(lane: Lane, reason: 'deadline' | 'queue', waitMs: number) {
-    seriesOf(lane.rateClass)?.refused[reason].inc();
-    const { name, requests, perMs } = lane.rateClass;
-    const rate = `${requests} request${requests === 1 ? '' : 's'} per ${perMs === 1000 ? 'second' : `${perMs} ms`}`;
-    const why = reason === 'deadline' ? 'the wait for its turn would pass the deadline' : 'too many calls are already waiting';
-    return graphError(`${service} was not called: it allows ${rate} (${name}) for this credential, and ${why}`, {
-      code: ErrorCode.RateLimited,
-      service,
-      retryAfterSeconds: Math.max(1, Math.ceil(waitMs / 1000)),
-    });
-  }
+  const refuse = (lane: Lane, reason: 'deadline' | 'queue', waitMs: number) => pacingRefusal(service, lane.rateClass, reason, waitMs, seriesOf(lane.rateClass));
 
   return (call, deadlineAt) => {
     const now = clock.now();
@@ -213,28 +269,7 @@ export function createUpstreamPacer({ service, rates, settings, clock, registry 
     if (at >= deadlineAt) throw refuse(lane, 'deadline', at - now);
     const scope = call.scope;
     if (scope?.aborted) throw cancelledCall(service);
-    return new Promise<PacedCall>((resolve, reject) => {
-      const watching: (() => void)[] = [];
-      const waiter: Waiter = {
-        queuedAt: now,
-        go: resolve,
-        forget: () => {
-          for (const stop of watching.splice(0)) stop();
-        },
-      };
-      const leave = (error: Error) => {
-        waiter.forget();
-        // Gone from the queue: the calls behind it move up.
-        const position = lane.queue.indexOf(waiter);
-        if (position >= 0) lane.queue.splice(position, 1);
-        reject(error);
-      };
-      lane.queue.push(waiter);
-      // Calls in flight took longer than the estimate: the deadline passed while it waited.
-      watching.push(clock.after(Math.max(0, deadlineAt - now), () => leave(refuse(lane, 'deadline', windowOf(lane.rateClass)))));
-      if (scope) watching.push(scope.watch(() => leave(cancelledCall(service))));
-      arm(lane);
-    });
+    return waitInQueue(lane.queue, { clock, deadlineAt, scope, service, refusal: () => refuse(lane, 'deadline', windowOf(lane.rateClass)), moved: () => arm(lane) });
   };
 }
 

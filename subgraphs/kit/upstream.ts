@@ -6,6 +6,7 @@ import { PUBLISHED_RATES } from '../../lib/upstreamRates.ts';
 import { createRestTransport, DEFAULT_MAX_DOWNLOAD_BYTES, DEFAULT_MAX_RESPONSE_BYTES, type RestTransport } from './transport.ts';
 import { SYSTEM_CLOCK } from '../../lib/deadlines.ts';
 import { createUpstreamPacer, type PacingSettings } from './pacing.ts';
+import { createSharedUpstreamPacer } from './sharedPacing.ts';
 import type { CircuitBreakerSettings } from '../../lib/circuitBreaker.ts';
 import { createBreakerGuards } from '../../lib/circuitBreakerGuards.ts';
 import { withCircuitBreaker } from './upstreamBreaker.ts';
@@ -36,6 +37,8 @@ export interface ServiceUpstreamOptions extends Partial<UpstreamLimits> {
   logger: Logger;
   /** Pacing under the service's published rates (`lib/upstreamRates.ts`), for a service that publishes any. */
   pacing?: PacingSettings;
+  /** With it, the pacing slots live in Redis, shared by every replica (`subgraphs/kit/sharedPacing.ts`). */
+  redisUrl?: string | undefined;
   /** The service's circuit breaker (CIRCUIT_BREAKER_*); none when absent or its threshold is 0. */
   circuitBreaker?: CircuitBreakerSettings;
 }
@@ -44,22 +47,32 @@ export interface ServiceUpstreamOptions extends Partial<UpstreamLimits> {
  * A subgraph's metrics registry and its upstream transport, every call counted and timed into it,
  * behind the service's circuit breaker.
  */
-export function createServiceUpstream({ service, baseUrl, timeoutMs, logger, maxResponseBytes, maxDownloadBytes, pacing, circuitBreaker }: ServiceUpstreamOptions): { metrics: Metrics; transport: RestTransport } {
+export function createServiceUpstream({ service, baseUrl, timeoutMs, logger, maxResponseBytes, maxDownloadBytes, pacing, circuitBreaker, redisUrl }: ServiceUpstreamOptions): { metrics: Metrics; transport: RestTransport } {
   const metrics = createMetrics(service);
   const rates = PUBLISHED_RATES[service];
   // Undefined when traces are off: the transport is then used as it is.
   const spans = createUpstreamSpans(service, baseUrl);
   const observe = observeUpstream(metrics, service);
+  const pacerOptions = pacing?.enabled && rates ? { service, rates, settings: pacing, clock: SYSTEM_CLOCK, registry: metrics.registry } : undefined;
+  const shared = pacerOptions && redisUrl ? createSharedUpstreamPacer({ ...pacerOptions, redisUrl, logger }) : undefined;
+  const pace = shared?.pace ?? (pacerOptions ? createUpstreamPacer(pacerOptions) : undefined);
   const transport = createRestTransport({
     service,
     baseUrl,
     timeoutMs,
     logger,
     observe: spans ? spans.observing(observe) : observe,
-    ...(pacing?.enabled && rates ? { pace: createUpstreamPacer({ service, rates, settings: pacing, clock: SYSTEM_CLOCK, registry: metrics.registry }) } : {}),
+    ...(pace ? { pace } : {}),
     ...(maxResponseBytes !== undefined ? { maxResponseBytes } : {}),
     ...(maxDownloadBytes !== undefined ? { maxDownloadBytes } : {}),
   });
+  if (shared) {
+    const closeTransport = transport.close.bind(transport);
+    transport.close = async () => {
+      await closeTransport();
+      await shared.close();
+    };
+  }
   const guard = circuitBreaker && createBreakerGuards({ settings: circuitBreaker, logger, registry: metrics.registry, prefix: service })(service);
   const guarded = withCircuitBreaker(transport, guard);
   // Outside the breaker: a call it refuses is a span too, failed fast with UPSTREAM_UNAVAILABLE.

@@ -20,7 +20,7 @@ export interface MarketplaceSubgraphOptions {
 
 /** The marketplace subgraph, built but not listening: `main.ts` and the tests start it. */
 export function createMarketplaceSubgraph(config: MarketplaceConfig, logger: Logger, { now }: MarketplaceSubgraphOptions = {}): SubgraphDefinition<MarketplaceContext> {
-  const { metrics, transport } = createServiceUpstream({ service: 'marketplace', baseUrl: config.apiUrl, timeoutMs: config.timeoutMs, logger, ...config.upstreamLimits, pacing: config.pacing, circuitBreaker: config.circuitBreaker });
+  const { metrics, transport } = createServiceUpstream({ service: 'marketplace', baseUrl: config.apiUrl, timeoutMs: config.timeoutMs, logger, ...config.upstreamLimits, pacing: config.pacing, circuitBreaker: config.circuitBreaker, redisUrl: config.redisUrl });
   const clock = now ? { now } : {};
   // With Redis, any replica serves a link another replica made.
   const downloads: DownloadStore<LabelsPdfDownload> = config.redisUrl
