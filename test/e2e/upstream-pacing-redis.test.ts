@@ -95,6 +95,23 @@ describe.skipIf(!requireBinary('redis-server'))('upstream pacing shared through 
     expect(sentAt - refusedAt).toBeGreaterThanOrEqual(products.perMs - 50);
   });
 
+  it('drops a waiting call from the shared queue, unsent, when its client goes away', async () => {
+    // One a second on every other endpoint: the first takes the second's slot.
+    expect((await gql(shared[0]!, '{ statusTypes { code } }')).errors).toBeUndefined();
+    const leaving = new AbortController();
+    const abandoned = fetch(`${shared[1]}/graphql`, { method: 'POST', headers: { 'content-type': 'application/json', ...seller }, body: JSON.stringify({ query: '{ statusTypes { code } }' }), signal: leaving.signal }).catch(() => 'gone');
+    await new Promise((resolve) => setTimeout(resolve, 200));
+    leaving.abort();
+    expect(await abandoned).toBe('gone');
+    // Past the window, nothing more reached the service, and the next call goes at once.
+    await new Promise((resolve) => setTimeout(resolve, products.perMs));
+    expect((await emulator.requests()).map((entry) => entry.path)).toEqual(['/status_types']);
+    const started = Date.now();
+    expect((await gql(shared[1]!, '{ statusTypes { code } }')).errors).toBeUndefined();
+    expect(Date.now() - started).toBeLessThan(products.perMs / 2);
+    expect((await emulator.requests()).map((entry) => entry.path)).toEqual(['/status_types', '/status_types']);
+  });
+
   it('paces by this process alone, at its share, when Redis does not answer', async () => {
     const gone = await startRedis();
     const orphan = await replica({ REDIS_URL: gone.url, UPSTREAM_PACING_SHARE_PERCENT: '50' });
