@@ -46,6 +46,10 @@ return 0
 
 /** How often a waiting call asks again at most: a slot freed early is not announced. */
 const POLL_MS = 50;
+/** The longest a call waits on Redis for its slot; past it, the process paces alone a while. */
+const COMMAND_TIMEOUT_MS = 500;
+/** How long the process paces alone after Redis failed to answer, before it asks Redis again. */
+const ALONE_MS = 5_000;
 
 interface Lane {
   key: string;
@@ -78,18 +82,24 @@ export interface SharedPacerOptions extends UpstreamPacerOptions {
 export function createSharedUpstreamPacer(options: SharedPacerOptions): { pace: Pace; close(): Promise<void> } {
   const { service, rates, settings, clock, registry, redisUrl, logger } = options;
   // The first calls wait for the connection rather than pace alone; once it is up, an outage fails fast.
-  const redis = new Redis(redisUrl, { maxRetriesPerRequest: 1, enableOfflineQueue: true });
+  const redis = new Redis(redisUrl, { maxRetriesPerRequest: 1, enableOfflineQueue: true, commandTimeout: COMMAND_TIMEOUT_MS });
   redis.on('error', () => undefined);
   redis.once('ready', () => void (redis.options.enableOfflineQueue = false));
   const seriesOf = pacingMetrics(service, registry);
   const local = createUpstreamPacer({ ...options, series: seriesOf });
   const lanes = new Map<string, Lane>();
   let warnedAt = -Infinity;
+  // A Redis that failed (refused, or hung past the command timeout) is not asked again for a while:
+  // each call would otherwise wait out the timeout before pacing alone.
+  let aloneUntil = -Infinity;
 
   const windowOf = (rateClass: RateClass) => rateClass.perMs;
 
   async function take(lane: Lane, member: string, leaseMs: number): Promise<number> {
-    return Number(await redis.eval(TAKE, 2, lane.slots, lane.paused, lane.rateClass.requests, leaseMs, member, windowOf(lane.rateClass)));
+    const waitMs = Number(await redis.eval(TAKE, 2, lane.slots, lane.paused, lane.rateClass.requests, leaseMs, member, windowOf(lane.rateClass)));
+    // Anything but a wait in ms is a Redis this pacer cannot trust.
+    if (!Number.isFinite(waitMs) || waitMs < 0) throw new Error('Redis answered something that is not a wait');
+    return waitMs;
   }
 
   function finished(lane: Lane, member: string): PacedCall {
@@ -104,6 +114,7 @@ export function createSharedUpstreamPacer(options: SharedPacerOptions): { pace: 
   }
 
   function unavailable(error: unknown) {
+    aloneUntil = clock.now() + ALONE_MS;
     if (clock.now() - warnedAt > 60_000) {
       warnedAt = clock.now();
       logger.warn({ service, reason: error instanceof Error ? error.message : String(error) }, 'shared upstream pacing unavailable; pacing in this process only');
@@ -169,6 +180,7 @@ export function createSharedUpstreamPacer(options: SharedPacerOptions): { pace: 
     const rateClass = rateClassOf(rates, call.path);
     const lane = laneOf(rateClass, callerOf(rates, call.headers) ?? '');
     const window = windowOf(rateClass);
+    if (clock.now() < aloneUntil) return local(call, deadlineAt);
     if (lane.queue.length === 0) {
       const member = randomUUID();
       let waitMs: number;

@@ -1,3 +1,4 @@
+import net from 'node:net';
 import { afterAll, beforeEach, describe, expect, it } from 'vitest';
 import type { Started } from '../../lib/http.ts';
 import { startEmulator, type LoggedRequest } from '../../emulators/kit/emulator.ts';
@@ -110,6 +111,28 @@ describe.skipIf(!requireBinary('redis-server'))('upstream pacing shared through 
     expect((await gql(shared[1]!, '{ statusTypes { code } }')).errors).toBeUndefined();
     expect(Date.now() - started).toBeLessThan(products.perMs / 2);
     expect((await emulator.requests()).map((entry) => entry.path)).toEqual(['/status_types', '/status_types']);
+  });
+
+  it('paces alone a while, after one short wait, when Redis accepts the connection and never answers', async () => {
+    // Reads every command, answers none.
+    const held: net.Socket[] = [];
+    const silent = net.createServer((socket) => held.push(socket.on('data', () => undefined)));
+    await new Promise<void>((resolve) => silent.listen(0, '127.0.0.1', resolve));
+    afterAll(async () => {
+      for (const socket of held) socket.destroy();
+      await new Promise((resolve) => silent.close(resolve));
+    });
+    const hung = await replica({ REDIS_URL: `redis://127.0.0.1:${(silent.address() as net.AddressInfo).port}`, UPSTREAM_PACING_SHARE_PERCENT: '50' });
+    const started = Date.now();
+    const first = await gql(hung, productReads(3, 1));
+    const firstMs = Date.now() - started;
+    expect(first.errors).toBeUndefined();
+    // One command timeout (500 ms), not one per call, nor a hang.
+    expect(firstMs).toBeLessThan(2000);
+    const again = Date.now();
+    expect((await gql(hung, productReads(3, 4))).errors).toBeUndefined();
+    expect(Date.now() - again).toBeLessThan(400);
+    expect((await emulator.requests()).map((entry) => entry.status)).toEqual(Array(6).fill(200));
   });
 
   it('paces by this process alone, at its share, when Redis does not answer', async () => {
