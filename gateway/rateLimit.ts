@@ -1,5 +1,5 @@
 import { hash } from 'node:crypto';
-import { Redis } from 'ioredis';
+import { createRequestRedis } from '../lib/requestRedis.ts';
 import { createBoundedCache } from '../lib/boundedCache.ts';
 import { addressBucket } from '../lib/addressBuckets.ts';
 import { ALL_CREDENTIAL_HEADERS } from '../lib/services.ts';
@@ -55,23 +55,29 @@ export function callerKey(headers: Headers, principal: Principal | undefined): s
   return text ? `c:${hash('sha256', text, 'base64url')}` : undefined;
 }
 
+/** How long the limiter counts alone after its Redis failed to answer. */
+const ALONE_MS = 5_000;
+
 /**
  * Rate limits per caller and per client address, in memory (bounded) or in Redis so that every
- * gateway replica draws from the same buckets. A Redis that does not answer lets requests through:
- * the limit protects the graph, and an outage of its store should not take the graph down with it.
+ * gateway replica draws from the same buckets. A Redis that does not answer (refused, or silent
+ * past its command timeout) is left alone for a few seconds, the process counting in its own
+ * buckets meanwhile: the limit protects the graph, and an outage of its store should neither take
+ * the graph down nor make every request wait out the timeout.
  */
 export function createRateLimiter(settings: RateLimitSettings, now: () => number = Date.now) {
   const enabled = settings.caller.perSecond > 0 || settings.address.perSecond > 0;
-  const redis = enabled && settings.redisUrl ? new Redis(settings.redisUrl, { lazyConnect: true, maxRetriesPerRequest: 1, enableOfflineQueue: true }) : undefined;
-  redis?.on('error', () => undefined);
+  const redis = enabled && settings.redisUrl ? createRequestRedis(settings.redisUrl) : undefined;
   const local = createBoundedCache<{ tokens: number; at: number }>(100_000);
 
+  let aloneUntil = -Infinity;
+
   async function take(key: string, bucket: BucketSettings): Promise<number> {
-    if (redis) {
+    if (redis && now() >= aloneUntil) {
       try {
         return Number(await redis.eval(TAKE, 1, `graph:rate:${key}`, bucket.perSecond, bucket.burst, now()));
       } catch {
-        return 0;
+        aloneUntil = now() + ALONE_MS;
       }
     }
     const at = now();

@@ -1,5 +1,5 @@
 import { readFileSync } from 'node:fs';
-import { Redis } from 'ioredis';
+import { createRequestRedis } from '../../lib/requestRedis.ts';
 import { z } from 'zod';
 import { ConfigError } from '../../lib/config.ts';
 import { createBoundedCache } from '../../lib/boundedCache.ts';
@@ -57,7 +57,7 @@ export function createCredentialStore({
     }
     for (const [principal, entries] of Object.entries(parsed.principals)) fromFile.set(principal, onlyCredentialHeaders('AUTH_CREDENTIALS_FILE', entries));
   }
-  const redis = redisUrl ? new Redis(redisUrl, { lazyConnect: true, maxRetriesPerRequest: 1, enableOfflineQueue: true }) : undefined;
+  const redis = redisUrl ? createRequestRedis(redisUrl) : undefined;
   const cached = createBoundedCache<{ credentials: ServiceCredentials; until: number }>(10_000);
 
   return {

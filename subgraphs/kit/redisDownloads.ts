@@ -1,5 +1,5 @@
 import { createCipheriv, createDecipheriv, hkdfSync, randomBytes } from 'node:crypto';
-import { Redis } from 'ioredis';
+import { createRequestRedis } from '../../lib/requestRedis.ts';
 import { ErrorCode } from '../../lib/errors.ts';
 import type { Logger } from '../../lib/logger.ts';
 import { newDownloadId, type DownloadStore } from './downloads.ts';
@@ -34,8 +34,7 @@ const derive = (id: string, purpose: string) => Buffer.from(hkdfSync('sha256', i
  * exactly what the link gives. No secret needs sharing between replicas for this.
  */
 export function createRedisDownloadStore<T>({ url, prefix, ttlMs, read, service, maxValueBytes = 16 * 1024, now = Date.now, commandTimeoutMs = 2000, logger }: RedisDownloadStoreOptions<T>): DownloadStore<T> {
-  const redis = new Redis(url, { lazyConnect: true, maxRetriesPerRequest: 1, enableOfflineQueue: true, commandTimeout: commandTimeoutMs });
-  redis.on('error', (error: Error) => logger?.warn({ error: error.message }, 'download link store: Redis connection failed'));
+  const redis = createRequestRedis(url, { commandTimeoutMs, onError: (error) => logger?.warn({ error: error.message }, 'download link store: Redis connection failed') });
   const keyOf = (id: string) => `${prefix}:download:${derive(id, 'lookup').toString('base64url')}`;
   const unavailable = () => graphError(`${service}: download links are kept in Redis, which did not answer; try again shortly`, { code: ErrorCode.UpstreamUnavailable, service });
 

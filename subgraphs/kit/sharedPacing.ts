@@ -1,5 +1,5 @@
 import { createHash, randomUUID } from 'node:crypto';
-import { Redis } from 'ioredis';
+import { createRequestRedis } from '../../lib/requestRedis.ts';
 import type { Logger } from '../../lib/logger.ts';
 import { callerOf, rateClassOf, type RateClass } from '../../lib/upstreamRates.ts';
 import { cancelledCall } from './callScope.ts';
@@ -46,8 +46,6 @@ return 0
 
 /** How often a waiting call asks again at most: a slot freed early is not announced. */
 const POLL_MS = 50;
-/** The longest a call waits on Redis for its slot; past it, the process paces alone a while. */
-const COMMAND_TIMEOUT_MS = 500;
 /** How long the process paces alone after Redis failed to answer, before it asks Redis again. */
 const ALONE_MS = 5_000;
 
@@ -81,10 +79,7 @@ export interface SharedPacerOptions extends UpstreamPacerOptions {
  */
 export function createSharedUpstreamPacer(options: SharedPacerOptions): { pace: Pace; close(): Promise<void> } {
   const { service, rates, settings, clock, registry, redisUrl, logger } = options;
-  // The first calls wait for the connection rather than pace alone; once it is up, an outage fails fast.
-  const redis = new Redis(redisUrl, { maxRetriesPerRequest: 1, enableOfflineQueue: true, commandTimeout: COMMAND_TIMEOUT_MS });
-  redis.on('error', () => undefined);
-  redis.once('ready', () => void (redis.options.enableOfflineQueue = false));
+  const redis = createRequestRedis(redisUrl);
   const seriesOf = pacingMetrics(service, registry);
   const local = createUpstreamPacer({ ...options, series: seriesOf });
   const lanes = new Map<string, Lane>();

@@ -4,6 +4,7 @@ import { requireBinary } from '../support/binaries.ts';
 import { startRedis } from '../support/redisServer.ts';
 import { startGatewayOver, startTestStack } from '../support/stack.ts';
 import { subscribeWs } from '../support/subscribers.ts';
+import { startSilentServer } from '../support/silentServer.ts';
 
 const { stack } = await startTestStack();
 const gatewayWith = (env: Record<string, string>) => startGatewayOver(stack, env, 'rate-limited-gateway');
@@ -114,6 +115,18 @@ describe('rate limits', () => {
     } finally {
       for (const subscription of subscriptions) subscription.close();
     }
+  });
+});
+
+describe('rate limits with a Redis that never answers', () => {
+  it('count in the process after one command timeout, neither hanging nor letting everything through', async () => {
+    const silent = await startSilentServer();
+    const gateway = await gatewayWith({ RATE_LIMIT_CALLER_PER_SECOND: '1', RATE_LIMIT_CALLER_BURST: '3', REDIS_URL: silent.url });
+    const started = Date.now();
+    const { allowed, refused } = await burstOf(10, () => query(gateway.graphqlUrl, DEMO_TOKENS.member));
+    expect(Date.now() - started).toBeLessThan(3000);
+    expect(allowed).toBeGreaterThanOrEqual(3);
+    expect(refused.length).toBeGreaterThan(0);
   });
 });
 

@@ -1,4 +1,3 @@
-import net from 'node:net';
 import { afterAll, beforeEach, describe, expect, it } from 'vitest';
 import type { Started } from '../../lib/http.ts';
 import { startEmulator, type LoggedRequest } from '../../emulators/kit/emulator.ts';
@@ -12,6 +11,7 @@ import { emulatorControl, type GraphQLResult } from '../support/stack.ts';
 import { capturedLogs, testLogger } from '../support/logs.ts';
 import { requireBinary } from '../support/binaries.ts';
 import { startRedis } from '../support/redisServer.ts';
+import { startSilentServer } from '../support/silentServer.ts';
 import { Redis } from 'ioredis';
 
 /**
@@ -114,15 +114,8 @@ describe.skipIf(!requireBinary('redis-server'))('upstream pacing shared through 
   });
 
   it('paces alone a while, after one short wait, when Redis accepts the connection and never answers', async () => {
-    // Reads every command, answers none.
-    const held: net.Socket[] = [];
-    const silent = net.createServer((socket) => held.push(socket.on('data', () => undefined)));
-    await new Promise<void>((resolve) => silent.listen(0, '127.0.0.1', resolve));
-    afterAll(async () => {
-      for (const socket of held) socket.destroy();
-      await new Promise((resolve) => silent.close(resolve));
-    });
-    const hung = await replica({ REDIS_URL: `redis://127.0.0.1:${(silent.address() as net.AddressInfo).port}`, UPSTREAM_PACING_SHARE_PERCENT: '50' });
+    const silent = await startSilentServer();
+    const hung = await replica({ REDIS_URL: silent.url, UPSTREAM_PACING_SHARE_PERCENT: '50' });
     const started = Date.now();
     const first = await gql(hung, productReads(3, 1));
     const firstMs = Date.now() - started;
