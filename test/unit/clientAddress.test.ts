@@ -21,6 +21,12 @@ describe('the client address behind trusted proxies', () => {
     expect(clientAddress(request('::1', ' 2001:db8::7 '), proxies)).toBe('2001:db8::7');
   });
 
+  it('finds the client in a header as long as Node lets through (16 KiB), whatever a client wrote to the left', () => {
+    const written = Array.from({ length: 1200 }, (_, index) => `198.51.${index >> 8}.${index & 255}`).join(', ');
+    expect(written.length).toBeGreaterThan(15 * 1024);
+    expect(clientAddress(request('10.0.0.5', `${written}, 203.0.113.9, 10.1.2.3`), proxies)).toBe('203.0.113.9');
+  });
+
   it('stops at a hop no proxy could have written, and falls back to the peer without the header', () => {
     expect(clientAddress(request('10.0.0.5', 'not-an-address, 10.1.2.3'), proxies)).toBe('10.1.2.3');
     expect(clientAddress(request('10.0.0.5', '203.0.113.1:4711'), proxies)).toBe('10.0.0.5');
