@@ -29,6 +29,8 @@ import { createPlanner } from './planner.ts';
 import { createSubscriptionExecutor, type SubscriptionExecutor } from './subscriptions/executor.ts';
 import { createOperationRunner } from './subscriptions/operations.ts';
 import { createSseTransport } from './subscriptions/sse.ts';
+import { createMultipartTransport } from './subscriptions/multipart.ts';
+import { plainHttpSubscriptionsPlugin } from './plainHttpSubscriptions.ts';
 import { attachWebSocketTransport } from './subscriptions/ws.ts';
 import { createSharedPayloads } from './subscriptions/sharedPayloads.ts';
 import { DOWNLOADS_PATH } from '../lib/downloads.ts';
@@ -133,6 +135,7 @@ export async function startGateway(config: GatewayConfig, logger: Logger): Promi
         : ApolloServerPluginLandingPageDisabled(),
       metricsPlugin<GatewayContext>(operationMetrics),
       accessLogPlugin(accessLog),
+      plainHttpSubscriptionsPlugin(),
       demandControlPlugin(demand),
       ...(tracing ? [tracing.plugin] : []),
     ],
@@ -192,6 +195,26 @@ export async function startGateway(config: GatewayConfig, logger: Logger): Promi
   if (microCache) microCacheMetrics(metrics.registry, microCache);
   const runner = createOperationRunner(executor, apollo, authenticator.enabled || limiter.enabled ? { authenticator, access, limiter } : undefined);
   const sse = createSseTransport({ schema: executor.planner.graphqlApiSchema, runner, rules, maxBodyBytes: config.maxBodyBytes, format, trustedDocuments, authenticatedOf: (req) => authenticated.get(req), payloads });
+  const multipart = createMultipartTransport({
+    schema: executor.planner.graphqlApiSchema,
+    runner,
+    rules,
+    maxBodyBytes: config.maxBodyBytes,
+    format,
+    trustedDocuments,
+    authenticatedOf: (req) => authenticated.get(req),
+    payloads,
+    otherwise: (req, res, url, body) => {
+      departures.set(req, new ClientDeparture(res));
+      return graphql(req, res, url, { body, admitted: true });
+    },
+  });
+  /**
+   * A request for an event stream (SSE or multipart), which lives as long as its subscription: not
+   * waited for by a drain, counted against the per-address stream cap. A query sent with the
+   * multipart `Accept` (Apollo Client sends it only for subscriptions) is counted so too.
+   */
+  const streams = (req: http.IncomingMessage) => sse.accepts(req) || multipart.accepts(req);
   const downloads = createDownloadProxy(config.subgraphUrls, logger);
   const dashboard = config.dashboard ? createDashboard({ demoToken: config.sandboxHeaders['x-recognition-token'] }) : undefined;
 
@@ -205,14 +228,15 @@ export async function startGateway(config: GatewayConfig, logger: Logger): Promi
   // Requests being answered, streams excepted: a graceful stop waits for them.
   let inFlight = 0;
   const whenIdle = new Set<() => void>();
-  // Open SSE streams: a drain ends them, so their clients reconnect (to another replica) and resume.
+  // Open SSE and multipart streams: a drain ends them, so their clients subscribe again (to another replica) and resume.
   const eventStreams = new Set<http.ServerResponse>();
   const connectionCaps = createConnectionCaps(config.maxConnectionsPerAddress, config.trustedProxies);
   const server = http.createServer((req, res) => {
     const url = requestUrl(req);
     if (!url) return sendJson(res, 400, { message: 'bad request target' });
     if (draining) res.setHeader('connection', 'close');
-    if (!(url.pathname === '/graphql' && sse.accepts(req))) {
+    const streaming = url.pathname === '/graphql' && streams(req);
+    if (!streaming) {
       inFlight += 1;
       res.once('close', () => {
         inFlight -= 1;
@@ -240,7 +264,7 @@ export async function startGateway(config: GatewayConfig, logger: Logger): Promi
             }
             authenticated.set(req, caller);
           }
-          if (sse.accepts(req)) {
+          if (streaming) {
             const release = connectionCaps.admitStream(req);
             if (!release) {
               req.resume();
@@ -249,7 +273,7 @@ export async function startGateway(config: GatewayConfig, logger: Logger): Promi
             res.once('close', release);
             eventStreams.add(res);
             res.once('close', () => eventStreams.delete(res));
-            return sse.handle(req, res);
+            return sse.accepts(req) ? sse.handle(req, res) : multipart.handle(req, res);
           }
           departures.set(req, new ClientDeparture(res));
           return graphql(req, res, url);
@@ -270,7 +294,7 @@ export async function startGateway(config: GatewayConfig, logger: Logger): Promi
     };
     // An SSE stream is not one span: each operation it carries has its own (`subscriptions/operations.ts`).
     // A download link is named by its template: its path is the link's only authority.
-    const route = url.pathname === '/graphql' ? (sse.accepts(req) ? undefined : '/graphql') : url.pathname.startsWith(DOWNLOADS_PATH) ? `${DOWNLOADS_PATH}*` : undefined;
+    const route = url.pathname === '/graphql' ? (streaming ? undefined : '/graphql') : url.pathname.startsWith(DOWNLOADS_PATH) ? `${DOWNLOADS_PATH}*` : undefined;
     const work = tracing && route ? tracing.serve(req, res, handle, route) : handle();
     work.catch((error: unknown) => {
       logger.error({ err: error instanceof Error ? { name: error.name, message: error.message } : String(error) }, 'request failed');
@@ -316,6 +340,7 @@ export async function startGateway(config: GatewayConfig, logger: Logger): Promi
       draining = true;
       logger.info({ delayMs, graceMs, inFlight }, 'draining: not ready; streaming clients told to reconnect');
       await detachWebSockets(1012, 'the gateway is restarting: reconnect and resume from your last cursor');
+      multipart.drain([{ message: 'the gateway is restarting: subscribe again, with `after` set to the cursor of the last event received', extensions: { code: 'UPSTREAM_UNAVAILABLE' } }]);
       for (const res of eventStreams) res.end();
       await new Promise((resolve) => setTimeout(resolve, delayMs));
       server.close();

@@ -68,7 +68,7 @@ export function createFetchSpans(path: 'pass-through' | 'single-fetch'): <T>(ser
 }
 
 /** The streaming transports, as the span of an operation they carry names them. */
-export type StreamingTransport = 'ws' | 'sse';
+export type StreamingTransport = 'ws' | 'sse' | 'multipart';
 
 /** What an operation over a streaming transport is, for its span. */
 export interface StreamedOperation {

@@ -75,12 +75,13 @@ function variablesOfSearch(url: URL): unknown {
  * JSON errors are ours rather than a middleware's HTML page.
  */
 export function apolloHandler<Context extends BaseContext>({ server, context, maxBodyBytes = DEFAULT_MAX_BODY_BYTES, first, admit }: ApolloHandlerOptions<Context>) {
-  return async (req: IncomingMessage, res: ServerResponse, requested: URL): Promise<void> => {
-    const read = await readGraphQLBody(req, res, maxBodyBytes);
+  /** `alreadyRead`: the body, when a transport has read it (and admitted it) already to see what the operation is. */
+  return async (req: IncomingMessage, res: ServerResponse, requested: URL, alreadyRead?: { body: unknown; admitted: boolean }): Promise<void> => {
+    const read = alreadyRead ?? (await readGraphQLBody(req, res, maxBodyBytes));
     if (!read) return;
     let { body } = read;
     let url = requested;
-    if (admit) {
+    if (admit && !alreadyRead?.admitted) {
       const admission = admit({ method: (req.method ?? 'GET').toUpperCase(), body, url });
       if ('refusal' in admission) {
         sendJson(res, admission.refusal.status, { errors: [admission.refusal.error] }, admission.refusal.headers);

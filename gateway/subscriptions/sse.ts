@@ -1,32 +1,15 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import { GraphQLError, type ExecutionResult, type GraphQLFormattedError, type GraphQLSchema, type ValidationRule } from 'graphql';
+import { GraphQLError, type ExecutionResult, type GraphQLFormattedError } from 'graphql';
 import { createHandler, type Request } from 'graphql-sse';
-import { refuseTooLarge } from '../../lib/apolloHttp.ts';
-import { ClientDeparture, readBody, sendJson, PayloadTooLargeError } from '../../lib/http.ts';
-import { blockedAsCsrf, CSRF_MESSAGE, isJsonContentType } from '../../lib/requestChecks.ts';
-import type { Headers, OperationRunner } from './operations.ts';
+import { ClientDeparture, sendJson } from '../../lib/http.ts';
+import type { Headers } from './operations.ts';
 import type { Authenticated } from '../auth/authenticate.ts';
-import { createOperationPreparer, requestShapeError } from './prepare.ts';
-import { PAYLOAD_PLACEHOLDER, PAYLOAD_PLACEHOLDER_JSON, type SharedPayloads } from './sharedPayloads.ts';
-import type { TrustedDocuments } from '../trustedDocuments.ts';
+import { createOperationPreparer } from './prepare.ts';
+import { readStreamedRequest, writable, type StreamedTransportOptions } from './streamedRequests.ts';
+import { PAYLOAD_PLACEHOLDER, PAYLOAD_PLACEHOLDER_JSON } from './sharedPayloads.ts';
 
-type Format = (formatted: GraphQLFormattedError, error: unknown) => GraphQLFormattedError;
-
-export interface SseTransportOptions {
-  schema: GraphQLSchema;
-  runner: OperationRunner;
-  rules?: readonly ValidationRule[];
-  /** The largest request body read; a larger one is refused with 413 before it is buffered. */
-  maxBodyBytes: number;
-  /** The one formatError (codes, masking, suggestions hidden in production). */
-  format: Format;
-  /** Trusted documents and persisted queries, checked as on every transport. */
-  trustedDocuments: Pick<TrustedDocuments, 'admitHttp'>;
-  /** What the gateway's HTTP layer established about the caller of this request, when its OAuth 2.0 is on. */
-  authenticatedOf?: (req: IncomingMessage) => Authenticated | undefined;
-  /** Where each event's payload is serialised once for all its identical subscribers; without it, graphql-sse serialises per subscriber. */
-  payloads?: SharedPayloads | undefined;
-}
+/** The options every streaming HTTP transport takes; without `payloads`, graphql-sse serialises each event per subscriber. */
+export type SseTransportOptions = StreamedTransportOptions;
 
 interface Raw {
   req: IncomingMessage;
@@ -51,38 +34,6 @@ export function sharedNextEvent(payload: Buffer): Buffer {
 
 const SINGLE_CONNECTION_OFF =
   'GraphQL over SSE is served in distinct connections mode only (the graphql-sse client default): reservations (PUT) and stream tokens are not accepted. To run several operations over one connection, use graphql-ws.';
-
-/** A GET's operation, as graphql-sse reads it from the URL (JSON that does not parse stands as text, and is refused as such). */
-function paramsOfSearch(url: URL): Record<string, unknown> {
-  const json = (name: string) => {
-    const raw = url.searchParams.get(name);
-    if (raw === null) return undefined;
-    try {
-      return JSON.parse(raw) as unknown;
-    } catch {
-      return raw;
-    }
-  };
-  return { query: url.searchParams.get('query') ?? undefined, operationName: url.searchParams.get('operationName') ?? undefined, variables: json('variables'), extensions: json('extensions') };
-}
-
-/**
- * Waits until the response can take more, or is gone: a slow reader holds its own events back, in
- * its own bounded queue. Both listeners go once either fires (a race of two `once` left the
- * loser's behind: two more listeners on the response every time a slow reader made it wait).
- */
-async function writable(res: ServerResponse): Promise<void> {
-  if (!res.writableNeedDrain || res.destroyed) return;
-  await new Promise<void>((resolve) => {
-    const settle = () => {
-      res.off('drain', settle);
-      res.off('close', settle);
-      resolve();
-    };
-    res.on('drain', settle);
-    res.on('close', settle);
-  });
-}
 
 /**
  * A stream whose events end in an error (a subscriber ended for falling too far behind) with that
@@ -157,54 +108,17 @@ export function createSseTransport({ schema, runner, rules = [], maxBodyBytes, f
 
   async function handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
     const method = (req.method ?? 'GET').toUpperCase();
-    let url = new URL(req.url ?? '/', 'http://local');
+    const requested = new URL(req.url ?? '/', 'http://local');
     if (method !== 'GET' && method !== 'POST') {
       return sendJson(res, 405, { errors: [{ message: SINGLE_CONNECTION_OFF, extensions: { code: 'BAD_REQUEST' } }] }, { allow: 'GET, POST' });
     }
-    if (req.headers['x-graphql-event-stream-token'] !== undefined || url.searchParams.has('token')) {
+    if (req.headers['x-graphql-event-stream-token'] !== undefined || requested.searchParams.has('token')) {
       req.resume();
       return sendJson(res, 400, { errors: [{ message: SINGLE_CONNECTION_OFF, extensions: { code: 'BAD_REQUEST' } }] });
     }
-    if (blockedAsCsrf(req.headers)) {
-      req.resume();
-      return sendJson(res, 400, { errors: [{ message: CSRF_MESSAGE, extensions: { code: 'BAD_REQUEST' } }] });
-    }
-    let body: Record<string, unknown> | null = null;
-    if (method === 'POST') {
-      if (!isJsonContentType(req.headers['content-type'])) {
-        req.resume();
-        return sendJson(res, 415, { errors: [{ message: 'GraphQL over SSE takes a body of type application/json', extensions: { code: 'BAD_REQUEST' } }] });
-      }
-      let raw: Buffer;
-      try {
-        raw = await readBody(req, maxBodyBytes);
-      } catch (error) {
-        if (error instanceof PayloadTooLargeError) return refuseTooLarge(res, maxBodyBytes);
-        res.destroy();
-        return;
-      }
-      let parsed: unknown;
-      try {
-        parsed = JSON.parse(raw.toString('utf8'));
-      } catch {
-        return sendJson(res, 400, { errors: [{ message: 'request body is not valid JSON', extensions: { code: 'BAD_REQUEST' } }] });
-      }
-      if (!parsed || typeof parsed !== 'object' || Array.isArray(parsed)) {
-        return sendJson(res, 400, { errors: [{ message: 'request body must be a JSON object', extensions: { code: 'BAD_REQUEST' } }] });
-      }
-      body = parsed as Record<string, unknown>;
-    }
-    const admission = trustedDocuments.admitHttp({ method, body, url });
-    if ('refusal' in admission) {
-      const { status, headers, error } = admission.refusal;
-      // A 200 would promise an event stream: an unknown id is a plain 404 here.
-      return sendJson(res, status === 200 ? 404 : status, { errors: [error] }, headers);
-    }
-    body = admission.admitted.body as Record<string, unknown> | null;
-    url = admission.admitted.url;
-    // graphql-sse would refuse a malformed request in its own words, without a code.
-    const shape = requestShapeError(body ?? paramsOfSearch(url));
-    if (shape) return sendJson(res, 400, { errors: [{ message: shape, extensions: { code: 'BAD_REQUEST' } }] });
+    const read = await readStreamedRequest(req, res, { maxBodyBytes, trustedDocuments, transport: 'GraphQL over SSE' });
+    if (!read) return;
+    const { body, url } = read;
     const request: Request<Raw, undefined> = {
       method,
       url: `${url.pathname}${url.search}`,

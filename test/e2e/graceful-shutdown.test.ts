@@ -5,7 +5,7 @@ import WebSocket from 'ws';
 import { DEMO_TOKENS } from '../../emulators/recognition/data.ts';
 import { SERVICES } from '../../lib/services.ts';
 import { startTestStack } from '../support/stack.ts';
-import { subscribeSse } from '../support/subscribers.ts';
+import { subscribeMultipart, subscribeSse } from '../support/subscribers.ts';
 import { waitUntil } from '../support/waitFor.ts';
 
 const { stack, emulator } = await startTestStack();
@@ -72,7 +72,7 @@ const refusesConnections = (origin: string) =>
   );
 
 describe('SIGTERM', () => {
-  it('turns /ready to 503, tells subscribers to reconnect, finishes what is in flight, refuses new connections, and exits 0', async () => {
+  it('turns /ready to 503, tells subscribers to reconnect (graphql-ws, SSE, multipart), finishes what is in flight, refuses new connections, and exits 0', async () => {
     const { child, graphqlUrl, exited } = await startGatewayProcess({ GATEWAY_DRAIN_DELAY_MS: '1500', GATEWAY_SHUTDOWN_GRACE_MS: '20000' });
     const origin = new URL(graphqlUrl).origin;
 
@@ -83,7 +83,9 @@ describe('SIGTERM', () => {
     const closed = once(socket, 'close') as Promise<[number, Buffer]>;
     // An SSE subscriber too: its stream ends at once, so its client reconnects elsewhere.
     const sse = subscribeSse(graphqlUrl, 'subscription { bonusCreated { cursor } }', { headers: { 'x-recognition-token': DEMO_TOKENS.member } });
-    await waitUntil(async () => /^gateway_subscription_subscribers [1-9]/m.test(await (await fetch(`${origin}/metrics`)).text()), () => 'the SSE subscription to open');
+    // A multipart subscriber is told why its stream ends, in the protocol's transport error.
+    const multipart = subscribeMultipart(graphqlUrl, 'subscription { bonusCreated { cursor } }', { headers: { 'x-recognition-token': DEMO_TOKENS.member } });
+    await waitUntil(async () => /^gateway_subscription_subscribers 2$/m.test(await (await fetch(`${origin}/metrics`)).text()), () => 'the SSE and multipart subscriptions to open');
 
     const { answer: inFlight } = await slowRequestInFlight(graphqlUrl);
     let answered = false;
@@ -98,6 +100,9 @@ describe('SIGTERM', () => {
     expect(await sse.ended).toBeInstanceOf(Error);
     expect(answered).toBe(false);
     expect(sse.results).toEqual([]);
+    await multipart.ended;
+    expect(multipart.fatal()).toEqual([{ message: expect.stringContaining('the gateway is restarting: subscribe again'), extensions: { code: 'UPSTREAM_UNAVAILABLE' } }]);
+    expect(multipart.closedCleanly()).toBe(true);
     const ready = await fetch(`${origin}/ready`);
     expect(ready.status).toBe(503);
     expect(await ready.json()).toEqual({ ready: false, draining: true });

@@ -60,7 +60,7 @@ async function overGet(url: string, params: Record<string, unknown>, requestHead
   return { status: response.status, body: JSON.parse(text) as WireOutcome['body'], text };
 }
 
-const SEND = { post: TRANSPORTS.http, get: overGet, sse: TRANSPORTS.sse, ws: TRANSPORTS.ws } as const;
+const SEND = { post: TRANSPORTS.http, get: overGet, sse: TRANSPORTS.sse, multipart: TRANSPORTS.multipart, ws: TRANSPORTS.ws } as const;
 type Transport = keyof typeof SEND;
 const EVERY_TRANSPORT = Object.keys(SEND) as Transport[];
 
@@ -70,7 +70,7 @@ const send = (transport: Transport, gateway: StartedGateway, payload: Record<str
 const byHash = (hash: string) => ({ extensions: { persistedQuery: { version: 1, sha256Hash: hash } } });
 const codeOf = (outcome: WireOutcome) => outcome.body?.errors?.[0]?.extensions?.code;
 /** The HTTP status each transport answers an unknown APQ hash with: Apollo Server's 200 on plain HTTP. */
-const NOT_FOUND_STATUS: Record<Transport, number> = { post: 200, get: 200, sse: 404, ws: 0 };
+const NOT_FOUND_STATUS: Record<Transport, number> = { post: 200, get: 200, sse: 404, multipart: 404, ws: 0 };
 /** A refusal's status on a transport; graphql-ws answers in an `error` message on an open socket. */
 const refusalStatus = (transport: Transport, status: number) => (transport === 'ws' ? 0 : status);
 

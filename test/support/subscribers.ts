@@ -168,3 +168,63 @@ export function subscribeResuming(
     },
   };
 }
+
+/** What a multipart subscriber saw besides its results: the answer's status and type, heartbeats, and a transport error if one ended it. */
+export interface MultipartCollected extends Collected {
+  response: Promise<Response>;
+  heartbeats(): number;
+  /** The errors of the protocol's transport error (`payload: null`), once one arrived. */
+  fatal(): unknown[] | undefined;
+  /** Whether the stream ended on the closing boundary (`--graphql--`). */
+  closedCleanly(): boolean;
+}
+
+/**
+ * Subscribes over Apollo's multipart HTTP protocol with a bare fetch, reading the parts as a
+ * client library would: `{}` is a heartbeat, `{"payload": ...}` a result, `{"payload": null,
+ * "errors": [...]}` a transport error that ends it.
+ */
+export function subscribeMultipart(url: string, query: string, { variables, headers = {} }: { variables?: Record<string, unknown>; headers?: Record<string, string> } = {}): MultipartCollected {
+  const { collected, push, finish } = collector();
+  const abort = new AbortController();
+  let heartbeats = 0;
+  let fatal: unknown[] | undefined;
+  let clean = false;
+  const response = fetch(url, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json', accept: 'multipart/mixed;boundary="graphql";subscriptionSpec=1.0,application/json', ...headers },
+    body: JSON.stringify({ query, variables: variables ?? {} }),
+    signal: abort.signal,
+  });
+  void (async () => {
+    const answer = await response;
+    let text = '';
+    const decoder = new TextDecoder();
+    for await (const chunk of answer.body!) {
+      text += decoder.decode(chunk as Uint8Array, { stream: true });
+      // A part sits between two boundaries: `\r\n--graphql` + its headers, a blank line, its JSON.
+      for (let end = text.indexOf('\r\n--graphql', 1); end !== -1; end = text.indexOf('\r\n--graphql', 1)) {
+        const part = text.slice(0, end);
+        text = text.slice(end);
+        const json = part.slice(part.indexOf('\r\n\r\n') + 4);
+        if (part.indexOf('\r\n\r\n') === -1) continue;
+        const message = JSON.parse(json) as { payload?: ExecutionResult<Record<string, unknown>> | null; errors?: unknown[] };
+        if (!('payload' in message)) heartbeats += 1;
+        else if (message.payload === null) fatal = message.errors;
+        else push(message.payload!);
+      }
+      if (text === '\r\n--graphql--\r\n') clean = true;
+    }
+  })().then(
+    () => finish(),
+    (error: unknown) => finish(error),
+  );
+  return {
+    ...collected,
+    response,
+    heartbeats: () => heartbeats,
+    fatal: () => fatal,
+    closedCleanly: () => clean,
+    close: () => abort.abort(),
+  };
+}

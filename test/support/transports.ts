@@ -20,7 +20,11 @@ const JSON_TYPE = { 'content-type': 'application/json' };
 
 /** POSTs an operation over plain HTTP. `body` as a string is sent as it is. */
 export async function overHttp(url: string, body: unknown, headers: Record<string, string> = {}): Promise<WireOutcome> {
-  const response = await fetch(url, { method: 'POST', headers: { ...JSON_TYPE, ...headers }, body: typeof body === 'string' ? body : JSON.stringify(body) });
+  return jsonOutcome(await fetch(url, { method: 'POST', headers: { ...JSON_TYPE, ...headers }, body: typeof body === 'string' ? body : JSON.stringify(body) }));
+}
+
+/** A JSON answer (a refusal, or a result that is not a stream) as an outcome. */
+async function jsonOutcome(response: Response): Promise<WireOutcome> {
   const text = await response.text();
   let parsed: WireOutcome['body'];
   try {
@@ -32,22 +36,13 @@ export async function overHttp(url: string, body: unknown, headers: Record<strin
 }
 
 /**
- * POSTs an operation over GraphQL over SSE (distinct connections) and reads its first `next` event,
- * or the JSON refusal when the answer is not a stream.
+ * POSTs an operation with this `Accept` and reads the stream until `first` finds a result in what
+ * has arrived; an answer of another type is read as JSON.
  */
-export async function overSse(url: string, body: unknown, headers: Record<string, string> = {}): Promise<WireOutcome> {
+async function firstStreamed(url: string, body: unknown, headers: Record<string, string>, accept: string, first: (buffered: string) => WireOutcome['body'] | undefined): Promise<WireOutcome> {
   const controller = new AbortController();
-  const response = await fetch(url, { method: 'POST', headers: { ...JSON_TYPE, accept: 'text/event-stream', ...headers }, body: typeof body === 'string' ? body : JSON.stringify(body), signal: controller.signal });
-  if (!String(response.headers.get('content-type')).startsWith('text/event-stream')) {
-    const text = await response.text();
-    let parsed: WireOutcome['body'];
-    try {
-      parsed = text ? (JSON.parse(text) as WireOutcome['body']) : undefined;
-    } catch {
-      parsed = undefined;
-    }
-    return { status: response.status, body: parsed, text };
-  }
+  const response = await fetch(url, { method: 'POST', headers: { ...JSON_TYPE, accept, ...headers }, body: typeof body === 'string' ? body : JSON.stringify(body), signal: controller.signal });
+  if (!String(response.headers.get('content-type')).startsWith(accept.split(';', 1)[0]!)) return jsonOutcome(response);
   const reader = response.body!.getReader();
   const decoder = new TextDecoder();
   let buffered = '';
@@ -56,13 +51,39 @@ export async function overSse(url: string, body: unknown, headers: Record<string
       const { value, done } = await reader.read();
       if (done) break;
       buffered += decoder.decode(value, { stream: true });
-      const event = /event: next\ndata: (.*)\n\n/.exec(buffered);
-      if (event) return { status: response.status, body: JSON.parse(event[1]!) as WireOutcome['body'], text: event[1]! };
+      const found = first(buffered);
+      if (found) return { status: response.status, body: found, text: JSON.stringify(found) };
     }
   } finally {
     controller.abort();
   }
   return { status: response.status, text: buffered };
+}
+
+/**
+ * POSTs an operation over GraphQL over SSE (distinct connections) and reads its first `next` event,
+ * or the JSON refusal when the answer is not a stream.
+ */
+export function overSse(url: string, body: unknown, headers: Record<string, string> = {}): Promise<WireOutcome> {
+  return firstStreamed(url, body, headers, 'text/event-stream', (buffered) => {
+    const event = /event: next\ndata: (.*)\n\n/.exec(buffered);
+    return event ? (JSON.parse(event[1]!) as WireOutcome['body']) : undefined;
+  });
+}
+
+/**
+ * POSTs an operation over Apollo's multipart HTTP protocol and reads its first result (heartbeats
+ * skipped; a transport error as its errors), or the JSON answer when the answer is not multipart.
+ */
+export function overMultipart(url: string, body: unknown, headers: Record<string, string> = {}): Promise<WireOutcome> {
+  return firstStreamed(url, body, headers, 'multipart/mixed;subscriptionSpec="1.0", application/json', (buffered) => {
+    for (const part of buffered.split('\r\n--graphql').slice(1, -1)) {
+      const message = JSON.parse(part.slice(part.indexOf('\r\n\r\n') + 4)) as { payload?: WireOutcome['body'] | null; errors?: WireError[] };
+      if (message.payload) return message.payload;
+      if (message.errors) return { errors: message.errors };
+    }
+    return undefined;
+  });
 }
 
 /** Subscribes once over graphql-ws and resolves with the first `next` or `error` payload (status 0), or the close code. */
@@ -85,10 +106,11 @@ export function overWs(url: string, payload: unknown, connectionParams: Record<s
   });
 }
 
-/** The three ways to send one operation, by name, for tests that hold every transport to one rule. */
+/** The four ways to send one operation, by name, for tests that hold every transport to one rule. */
 export const TRANSPORTS = {
   http: (url: string, payload: unknown, headers: Record<string, string>) => overHttp(url, payload, headers),
   sse: (url: string, payload: unknown, headers: Record<string, string>) => overSse(url, payload, headers),
+  multipart: (url: string, payload: unknown, headers: Record<string, string>) => overMultipart(url, payload, headers),
   ws: (url: string, payload: unknown, headers: Record<string, string>) => overWs(url, payload, headers),
 } as const;
 

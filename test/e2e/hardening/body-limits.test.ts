@@ -17,6 +17,7 @@ const health = async () => (await fetch(`${t.stack.gateway.url}/health`)).status
 describe('request bodies and frames beyond the limit', () => {
   it.each([
     ['an SSE request', { accept: 'text/event-stream' }],
+    ['a multipart subscription request', { accept: 'multipart/mixed;subscriptionSpec="1.0", application/json' }],
     ['a plain HTTP request', {}],
   ])('refuses %s with 413 after reading no more than the limit', async (_name, headers) => {
     const result = await streamBody(t.graphqlUrl, { ...t.stack.demoHeaders, ...headers }, OFFERED);

@@ -69,7 +69,7 @@ describe('connections per client address', () => {
       for (const socket of sockets) socket.socket.destroy();
     });
 
-    it('count each client’s WebSocket and SSE streams by X-Forwarded-For, and refuse the one past the cap with 429', async () => {
+    it('count each client’s WebSocket, SSE and multipart streams by X-Forwarded-For, and refuse the one past the cap with 429', async () => {
       const first = subscribeWs(gateway.graphqlUrl, SUBSCRIPTION, { connectionParams: credential, upgradeHeaders: { 'x-forwarded-for': '203.0.113.30' } });
       const second = subscribeSse(gateway.graphqlUrl, SUBSCRIPTION, { headers: { ...credential, 'x-forwarded-for': '203.0.113.30' } });
       await waitUntil(async () => (await fetch(`${gateway.url}/metrics`).then((response) => response.text())).includes('gateway_subscription_subscribers 2'), () => 'two subscribers');
@@ -77,9 +77,11 @@ describe('connections per client address', () => {
       const refusedWs = subscribeWs(gateway.graphqlUrl, SUBSCRIPTION, { connectionParams: credential, upgradeHeaders: { 'x-forwarded-for': '203.0.113.30' } });
       const failure = (await refusedWs.ended) as { message?: string } | undefined;
       expect(failure?.message).toContain('429');
-      const refusedSse = await fetch(gateway.graphqlUrl, { method: 'POST', headers: { ...credential, 'content-type': 'application/json', accept: 'text/event-stream', 'x-forwarded-for': '203.0.113.30' }, body: JSON.stringify({ query: SUBSCRIPTION }) });
-      expect(refusedSse.status).toBe(429);
-      expect(await refusedSse.json()).toEqual({ errors: [{ message: expect.stringContaining('MAX_CONNECTIONS_PER_ADDRESS'), extensions: { code: 'RATE_LIMITED' } }] });
+      for (const accept of ['text/event-stream', 'multipart/mixed;subscriptionSpec="1.0", application/json']) {
+        const refusedStream = await fetch(gateway.graphqlUrl, { method: 'POST', headers: { ...credential, 'content-type': 'application/json', accept, 'x-forwarded-for': '203.0.113.30' }, body: JSON.stringify({ query: SUBSCRIPTION }) });
+        expect(refusedStream.status).toBe(429);
+        expect(await refusedStream.json()).toEqual({ errors: [{ message: expect.stringContaining('MAX_CONNECTIONS_PER_ADDRESS'), extensions: { code: 'RATE_LIMITED' } }] });
+      }
 
       // Another client behind the same proxy has its own count.
       const other = subscribeWs(gateway.graphqlUrl, SUBSCRIPTION, { connectionParams: credential, upgradeHeaders: { 'x-forwarded-for': '203.0.113.31' } });

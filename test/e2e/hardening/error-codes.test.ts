@@ -11,10 +11,10 @@ const dev = await startTestStack();
 const production = await startTestStack({ NODE_ENV: 'production' });
 const ANY = Object.entries(TRANSPORTS);
 /**
- * A request's GraphQL errors: HTTP 400 over HTTP; over SSE the stream's one result (graphql-sse's
+ * A request's GraphQL errors: HTTP 400 over HTTP and multipart HTTP; over SSE the stream's one result (graphql-sse's
  * protocol: the client sees the errors, not a bare status); over graphql-ws an `error` message.
  */
-const REFUSED_STATUS: Record<string, number> = { http: 400, sse: 200, ws: 0 };
+const REFUSED_STATUS: Record<string, number> = { http: 400, sse: 200, multipart: 400, ws: 0 };
 
 describe('refusals coded the same on every transport', () => {
   it.each(ANY)('a lone surrogate in a variable is BAD_USER_INPUT (HTTP 400), logged as nothing unexpected, over %s', async (name, send) => {

@@ -1,0 +1,111 @@
+import { afterEach, describe, expect, it } from 'vitest';
+import { ApolloClient, HttpLink, InMemoryCache, gql } from '@apollo/client/core/index.js';
+import { DEMO_TOKENS } from '../../emulators/recognition/data.ts';
+import { startTestStack } from '../support/stack.ts';
+import { subscribeMultipart, type MultipartCollected } from '../support/subscribers.ts';
+import { waitForEventSubscriptions } from '../support/waitFor.ts';
+
+const t = await startTestStack();
+const emulator = t.emulator('recognition');
+const subgraphUrl = t.stack.services[0]!.subgraphUrl;
+const member = { 'x-recognition-token': DEMO_TOKENS.member };
+const ACCEPT = 'multipart/mixed;subscriptionSpec="1.0", application/json';
+const open: MultipartCollected[] = [];
+
+afterEach(async () => {
+  for (const subscription of open.splice(0)) subscription.close();
+  await waitForEventSubscriptions(subgraphUrl, 0);
+});
+
+const multipart = (query: string, options: Parameters<typeof subscribeMultipart>[2] = {}) => {
+  const subscription = subscribeMultipart(t.graphqlUrl, query, { headers: member, ...options });
+  open.push(subscription);
+  return subscription;
+};
+const giveBonus = (bonus: { hashtag?: string; receiver_ids?: string[] } = {}) => emulator.control('bonuses', bonus) as Promise<{ bonus: { id: string } }>;
+const post = (body: unknown, headers: Record<string, string> = {}) =>
+  fetch(t.graphqlUrl, { method: 'POST', headers: { 'content-type': 'application/json', ...member, ...headers }, body: JSON.stringify(body) });
+
+describe('subscriptions over multipart HTTP (Apollo Router protocol)', () => {
+  it('streams events to Apollo Client over its HttpLink, with no WebSocket, and lets the upstream go when it unsubscribes', async () => {
+    const client = new ApolloClient({ link: new HttpLink({ uri: t.graphqlUrl, headers: member }), cache: new InMemoryCache() });
+    const received: unknown[] = [];
+    const failures: unknown[] = [];
+    const subscription = client
+      .subscribe({ query: gql`subscription Feed($tag: String) { bonusCreated(filter: { hashtag: $tag }) { bonus { id hashtag } } }`, variables: { tag: '#apollo' } })
+      .subscribe({ next: (result) => received.push(result.data), error: (error) => failures.push(error) });
+    await waitForEventSubscriptions(subgraphUrl, 1);
+    await giveBonus({ hashtag: 'other' });
+    const { bonus } = await giveBonus({ hashtag: 'apollo' });
+    await expect.poll(() => received, { timeout: 8000 }).toHaveLength(1);
+    expect(received).toEqual([{ bonusCreated: { __typename: 'BonusEvent', bonus: { __typename: 'Bonus', id: bonus.id, hashtag: '#apollo' } } }]);
+    expect(failures).toEqual([]);
+    subscription.unsubscribe();
+    await waitForEventSubscriptions(subgraphUrl, 0);
+  });
+
+  it('answers with the protocol type, a heartbeat at once and every 5 s, and each event as a part of its own', async () => {
+    const subscription = multipart('subscription { bonusCreated { bonus { id } } }');
+    const response = await subscription.response;
+    expect(response.status).toBe(200);
+    expect(response.headers.get('content-type')).toBe('multipart/mixed;boundary="graphql";subscriptionSpec="1.0"');
+    expect(response.headers.get('cache-control')).toBe('no-store');
+    await expect.poll(() => subscription.heartbeats()).toBe(1);
+    await waitForEventSubscriptions(subgraphUrl, 1);
+    const first = await giveBonus();
+    const second = await giveBonus();
+    expect(await subscription.waitFor(2)).toEqual([{ data: { bonusCreated: { bonus: { id: first.bonus.id } } } }, { data: { bonusCreated: { bonus: { id: second.bonus.id } } } }]);
+    await expect.poll(() => subscription.heartbeats(), { timeout: 8000, interval: 250 }).toBe(2);
+  }, 15_000);
+
+  it('ends a subscription refused at its start after one part carrying the errors, on the closing boundary', async () => {
+    const subscription = multipart('subscription { bonusCreated { id } }', { headers: {} });
+    const [result] = await subscription.waitFor(1);
+    expect(result!.errors?.[0]?.extensions?.code).toBe('UNAUTHENTICATED');
+    await subscription.ended;
+    expect(subscription.closedCleanly()).toBe(true);
+    expect(subscription.fatal()).toBeUndefined();
+  });
+
+  it('refuses a malformed or invalid operation with HTTP 400 and its code, before anything streams', async () => {
+    const cases: [unknown, string][] = [
+      [{ query: 'subscription { bonusCreated { nope } }' }, 'GRAPHQL_VALIDATION_FAILED'],
+      [{ query: 'subscription {' }, 'GRAPHQL_PARSE_FAILED'],
+      [{ query: 'subscription { bonusCreated { id } }', variables: [1] }, 'BAD_REQUEST'],
+      [{ query: 'subscription A { bonusCreated { id } }', operationName: 'B' }, 'OPERATION_RESOLUTION_FAILURE'],
+    ];
+    for (const [body, code] of cases) {
+      const response = await post(body, { accept: ACCEPT });
+      expect(response.status, JSON.stringify(body)).toBe(400);
+      expect(await response.json()).toMatchObject({ errors: [{ extensions: { code } }] });
+    }
+    const tooLarge = await post({ query: `subscription { bonusCreated { id } } #${'x'.repeat(1024 * 1024)}` }, { accept: ACCEPT });
+    expect(tooLarge.status).toBe(413);
+    const simple = await fetch(t.graphqlUrl, { method: 'POST', headers: { 'content-type': 'text/plain', accept: ACCEPT, ...member }, body: '{"query":"subscription { bonusCreated { id } }"}' });
+    expect(simple.status).toBe(400);
+    expect(await simple.json()).toMatchObject({ errors: [{ extensions: { code: 'BAD_REQUEST' } }] });
+  });
+
+  it('answers a query asked this way as over plain HTTP', async () => {
+    const response = await post({ query: '{ reward(id: "rw_coffee_5") { name } }' }, { accept: ACCEPT });
+    expect(response.status).toBe(200);
+    expect(response.headers.get('content-type')).toMatch(/^application\/json/);
+    expect(await response.json()).toEqual({ data: { reward: { name: expect.any(String) } } });
+    const badVariable = await post({ query: 'query ($d: Date) { leaderboard(direction: GIVEN, startDate: $d) { count } }', variables: { d: 'yesterday' } }, { accept: ACCEPT });
+    expect(badVariable.status).toBe(400);
+    expect(await badVariable.json()).toMatchObject({ errors: [{ extensions: { code: 'BAD_USER_INPUT' } }] });
+  });
+});
+
+describe('a subscription over plain HTTP', () => {
+  it('is refused with 406 and the transports that serve it, not a 500', async () => {
+    const response = await post({ query: 'subscription { bonusCreated { id } }' });
+    expect(response.status).toBe(406);
+    const body = (await response.json()) as { errors: { message: string; extensions: { code: string } }[] };
+    expect(body.errors).toEqual([{ message: expect.stringContaining('multipart/mixed;subscriptionSpec=1.0'), extensions: { code: 'BAD_REQUEST' } }]);
+    // Over GET, Apollo Server refuses it first, as any operation but a query.
+    const overGet = await fetch(`${t.graphqlUrl}?query=${encodeURIComponent('subscription { bonusCreated { id } }')}`, { headers: { ...member, 'apollo-require-preflight': 'true' } });
+    expect(overGet.status).toBe(405);
+    expect(await overGet.json()).toMatchObject({ errors: [{ extensions: { code: 'BAD_REQUEST' } }] });
+  });
+});
