@@ -1,7 +1,7 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { ApolloClient, HttpLink, InMemoryCache, gql } from '@apollo/client/core/index.js';
 import { DEMO_TOKENS } from '../../emulators/recognition/data.ts';
-import { startTestStack } from '../support/stack.ts';
+import { startGatewayOver, startTestStack } from '../support/stack.ts';
 import { subscribeMultipart, type MultipartCollected } from '../support/subscribers.ts';
 import { waitForEventSubscriptions } from '../support/waitFor.ts';
 
@@ -42,6 +42,19 @@ describe('subscriptions over multipart HTTP (Apollo Router protocol)', () => {
     expect(failures).toEqual([]);
     subscription.unsubscribe();
     await waitForEventSubscriptions(subgraphUrl, 0);
+  });
+
+  it('ends with a transport error Apollo Client reports as a protocol error when the gateway drains', async () => {
+    const gateway = await startGatewayOver(t.stack, {}, 'multipart-drain');
+    const client = new ApolloClient({ link: new HttpLink({ uri: gateway.graphqlUrl, headers: member }), cache: new InMemoryCache() });
+    const failures: { protocolErrors?: readonly { message: string; extensions?: Record<string, unknown> }[] }[] = [];
+    let completed = false;
+    client.subscribe({ query: gql`subscription { bonusCreated { cursor } }` }).subscribe({ error: (error) => failures.push(error as (typeof failures)[number]), complete: () => (completed = true) });
+    await waitForEventSubscriptions(subgraphUrl, 1);
+    await gateway.drain({ delayMs: 0, graceMs: 1000 });
+    await expect.poll(() => failures).toHaveLength(1);
+    expect(failures[0]!.protocolErrors).toEqual([{ message: expect.stringContaining('the gateway is restarting'), extensions: { code: 'UPSTREAM_UNAVAILABLE' } }]);
+    expect(completed).toBe(false);
   });
 
   it('answers with the protocol type, a heartbeat at once and every 5 s, and each event as a part of its own', async () => {
