@@ -6,7 +6,7 @@ import { DEMO_TOKENS } from '../../emulators/recognition/data.ts';
 import { capturedLogs, knownSecrets } from '../support/logs.ts';
 import { emulatorControl, type GraphQLResult } from '../support/stack.ts';
 import { waitForEventSubscriptions, waitUntil } from '../support/waitFor.ts';
-import { subscribeSse, subscribeWs } from '../support/subscribers.ts';
+import { subscribeMultipart, subscribeSse, subscribeWs } from '../support/subscribers.ts';
 import { MAX_RESOLVER_SPANS } from '../../subgraphs/kit/tracing.ts';
 import { attributeOf, startOtlpReceiver, type OtlpReceiver, type ReceivedSpan } from '../support/otlpReceiver.ts';
 
@@ -103,7 +103,7 @@ const childrenOf = (spans: ReceivedSpan[], parent: ReceivedSpan) => spans.filter
 
 describe('traces, with the OTLP settings', () => {
   let receiver: OtlpReceiver;
-  const traces = { singleFetch: clientTrace(), passThrough: clientTrace(), apollo: clientTrace(), retried: clientTrace(), failed: clientTrace(), many: clientTrace(), subscribed: clientTrace(), overSse: clientTrace(), refused: clientTrace(), download: clientTrace() };
+  const traces = { singleFetch: clientTrace(), passThrough: clientTrace(), apollo: clientTrace(), retried: clientTrace(), failed: clientTrace(), many: clientTrace(), subscribed: clientTrace(), overSse: clientTrace(), refused: clientTrace(), overMultipart: clientTrace(), download: clientTrace() };
   const DOWNLOAD_ID = randomBytes(16).toString('hex');
   let downloadStatus = 0;
   let bonusId = '';
@@ -147,6 +147,10 @@ describe('traces, with the OTLP settings', () => {
     await refused.ended;
     expect(refused.results).toEqual([{ errors: [expect.objectContaining({ extensions: expect.objectContaining({ code: 'UNAUTHENTICATED' }) })] }]);
     refused.close();
+    // One over multipart HTTP, refused too, its trace context in the request's headers.
+    const overMultipart = subscribeMultipart(fastPaths.url, 'subscription Streamed { bonusCreated { bonus { id } } }', { headers: { traceparent: traces.overMultipart.traceparent } });
+    await overMultipart.ended;
+    expect(overMultipart.results).toEqual([{ errors: [expect.objectContaining({ extensions: expect.objectContaining({ code: 'UNAUTHENTICATED' }) })] }]);
     // A query over SSE, its trace context in the request's headers.
     const overSse = subscribeSse(fastPaths.url, QUERY, { variables: { id: REDEMPTION_ID }, headers: { 'x-recognition-token': DEMO_TOKENS.admin, traceparent: traces.overSse.traceparent } });
     expect((await overSse.waitFor(1))[0]?.data).toEqual({ redemption: { state: expect.any(String), reward: { name: expect.any(String) } } });
@@ -257,7 +261,7 @@ describe('traces, with the OTLP settings', () => {
     expect(field.events).toEqual([{ name: 'exception', attributes: [{ key: 'exception.type', value: { stringValue: 'UPSTREAM_ERROR' } }], timeUnixNano: expect.anything(), droppedAttributesCount: 0 }]);
   });
 
-  it('trace an operation over WebSocket or SSE as over HTTP, and each subscription event in a trace of its own, linked to its subscription and to the webhook that brought it in', () => {
+  it('trace an operation over WebSocket, SSE or multipart HTTP as over HTTP, and each subscription event in a trace of its own, linked to its subscription and to the webhook that brought it in', () => {
     const all = receiver.spans();
     const subscribed = all.filter((span) => span.traceId === traces.subscribed.traceId);
     const subscribe = only(subscribed, 'the subscription over graphql-ws', (span) => span.service === 'gateway' && span.name === 'GraphQL subscription');
@@ -268,6 +272,8 @@ describe('traces, with the OTLP settings', () => {
 
     const refused = only(all.filter((span) => span.traceId === traces.refused.traceId), 'the refused subscription', (span) => span.name === 'GraphQL subscription');
     expect([attributeOf(refused, 'error.type'), refused.status?.code]).toEqual(['UNAUTHENTICATED', 2]);
+    const overMultipart = only(all.filter((span) => span.traceId === traces.overMultipart.traceId), 'the subscription over multipart HTTP', (span) => span.name === 'GraphQL subscription');
+    expect([overMultipart.parentSpanId, attributeOf(overMultipart, 'graphql.transport'), attributeOf(overMultipart, 'graphql.operation.name'), attributeOf(overMultipart, 'error.type')]).toEqual([traces.overMultipart.spanId, 'multipart', 'Streamed', 'UNAUTHENTICATED']);
 
     // The emulator's webhook for the bonus: a trace of the subgraph's own.
     const delivery = only(all, 'the webhook delivery', (span) => span.service === 'recognition-subgraph' && span.kind === SPAN_KIND.SERVER && span.name === 'POST /webhooks/recognition/*');
