@@ -30,8 +30,8 @@ const settings = quick
   : { roundMs: 1000, rounds: 4, warmupMs: 400, jitWarmupMs: 500, economyRuns: 5 };
 const twoHopsSettings = { ...settings, rounds: 3, loadWarmupMs: quick ? 50 : 2000 };
 const subscriptionSettings: SubscriptionSettings = quick
-  ? { subscriberCounts: [1, 10], events: 3, sustainedMs: 300, window: 4 }
-  : { subscriberCounts: [1, 100, 1000, 10_000], events: 30, sustainedMs: 3000, window: 8 };
+  ? { subscriberCounts: [1, 10], multipartSubscriberCounts: [10], events: 3, sustainedMs: 300, window: 4 }
+  : { subscriberCounts: [1, 100, 1000, 10_000], multipartSubscriberCounts: [1000], events: 30, sustainedMs: 3000, window: 8 };
 const subscriberCounts = process.env.BENCH_SUBSCRIBERS?.split(',').map((count) => Number(count.trim()));
 if (subscriberCounts?.some((count) => !Number.isInteger(count) || count < 1 || count > 20_000)) {
   console.error('BENCH_SUBSCRIBERS lists counts of subscribers from 1 to 20000, such as 1000,10000');
@@ -171,7 +171,7 @@ try {
 
   const gatewayProcess = stack.children.find((child) => child.name === 'gateway')!;
   const subscriptions = await measureSubscriptions({ graphqlUrl: stack.graphqlUrl, pid: gatewayProcess.pid, inspectorUrl: gatewayProcess.inspectorUrl() }, recognition.origin, stack.demoHeaders, subscriptionSettings, (row) =>
-    progress(`${row.subscribers} subscribers: p50 ${row.p50Ms.toFixed(2)} ms, p99 ${row.p99Ms.toFixed(2)} ms, ${row.deliveriesPerSec.toFixed(0)} deliveries/s, ${row.gatewayHeapKiBPerSubscriber.toFixed(1)} KiB of live gateway heap (${row.gatewayRssKiBPerSubscriber.toFixed(1)} KiB of RSS) per idle subscriber`),
+    progress(`${row.subscribers} subscribers over ${row.transport}: p50 ${row.p50Ms.toFixed(2)} ms, p99 ${row.p99Ms.toFixed(2)} ms, ${row.deliveriesPerSec.toFixed(0)} deliveries/s, ${row.gatewayHeapKiBPerSubscriber.toFixed(1)} KiB of live gateway heap (${row.gatewayRssKiBPerSubscriber.toFixed(1)} KiB of RSS) per idle subscriber`),
   );
 
   const peakRssMiB = Object.fromEntries(stack.children.map((child) => [child.name, ((bytes) => (bytes === undefined ? null : bytes / 2 ** 20))(child.peakRssBytes())]));

@@ -4,10 +4,12 @@ import { Pool } from 'undici';
 import WebSocket from 'ws';
 import { cpuMsOf, RUNTIME_FLAGS } from './processes.ts';
 import { percentile } from './stats.ts';
-import { monotonicMs, type FromSubscribers, type SubscriberProcessSettings, type ToSubscribers } from './subscriberProcess.ts';
+import { monotonicMs, type FromSubscribers, type SubscriberProcessSettings, type SubscriberTransport, type ToSubscribers } from './subscriberProcess.ts';
 
 /** One subscriber count: latency of each delivery, then the event rate all subscribers keep up with. */
 export interface SubscriptionResult {
+  /** How every subscriber of the row subscribed. */
+  transport: SubscriberTransport;
   subscribers: number;
   /** Processes the subscribers ran in, none of them the benchmark's own. */
   subscriberProcesses: number;
@@ -43,7 +45,10 @@ export interface SubscriptionResult {
 }
 
 export interface SubscriptionSettings {
+  /** Counts of identical subscribers over graphql-ws, the targets' measurement. */
   subscriberCounts: readonly number[];
+  /** The same over multipart HTTP, measured after them. */
+  multipartSubscriberCounts: readonly number[];
   /** Events timed one at a time per subscriber count (a third as many from 10,000 subscribers: each is 10,000 samples). */
   events: number;
   sustainedMs: number;
@@ -191,11 +196,15 @@ export async function measureSubscriptions(
 
   const results: SubscriptionResult[] = [];
   try {
-    for (const subscribers of settings.subscriberCounts) {
+    const runs = [
+      ...settings.subscriberCounts.map((subscribers) => ({ transport: 'graphql-ws' as const, subscribers })),
+      ...settings.multipartSubscriberCounts.map((subscribers) => ({ transport: 'multipart' as const, subscribers })),
+    ];
+    for (const { transport, subscribers } of runs) {
       const failures: string[] = [];
       const heapBefore = await liveHeapBytes(gateway.inspectorUrl);
       const rssBefore = residentBytes(gateway.pid);
-      const group = await startSubscribers({ url: graphqlUrl.replace(/^http/, 'ws'), connectionParams, query: SUBSCRIPTION, variables: { tag: HASHTAG } }, subscribers, (message) => {
+      const group = await startSubscribers({ transport, url: graphqlUrl, connectionParams, query: SUBSCRIPTION, variables: { tag: HASHTAG } }, subscribers, (message) => {
         if (message.type === 'failure') failures.push(message.message);
         if (message.type === 'delivered' || message.type === 'collected') arrived(message.reason, message.arrivals);
         if (message.type === 'collected') collected.get(message.reason)?.();
@@ -279,6 +288,7 @@ export async function measureSubscriptions(
         if (failures.length) throw new Error(`a subscriber failed: ${failures[0]}`);
         const sorted = latenciesMs.sort((a, b) => a - b);
         results.push({
+          transport,
           subscribers,
           subscriberProcesses: group.processes,
           events,
