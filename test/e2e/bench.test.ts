@@ -100,9 +100,10 @@ describe('npm run bench', () => {
     expect(Object.keys(report.peakRssMiB).sort()).toEqual(processes.sort());
     for (const mib of Object.values(report.peakRssMiB)) expect(mib).toBeGreaterThan(0);
     expect(report.targets.find((target) => target.target.includes('upstream calls'))?.met).toBe(true);
-    // However many identical subscribers (in a process apart): one upstream stream, one plan and one serialisation per event, no REST call.
+    // However many identical subscribers (in a process apart), over either transport: one upstream stream, one plan and one serialisation per event, no REST call.
     expect(
-      report.subscriptions.map(({ subscribers, subscriberProcesses, lost, upstreamStreams, executionsPerEvent, serializationsPerEvent, upstreamCallsPerEvent }) => ({
+      report.subscriptions.map(({ transport, subscribers, subscriberProcesses, lost, upstreamStreams, executionsPerEvent, serializationsPerEvent, upstreamCallsPerEvent }) => ({
+        transport,
         subscribers,
         subscriberProcesses,
         lost,
@@ -112,8 +113,9 @@ describe('npm run bench', () => {
         upstreamCallsPerEvent,
       })),
     ).toEqual([
-      { subscribers: 1, subscriberProcesses: 1, lost: 0, upstreamStreams: 1, executionsPerEvent: 1, serializationsPerEvent: 1, upstreamCallsPerEvent: 0 },
-      { subscribers: 10, subscriberProcesses: 1, lost: 0, upstreamStreams: 1, executionsPerEvent: 1, serializationsPerEvent: 1, upstreamCallsPerEvent: 0 },
+      { transport: 'graphql-ws', subscribers: 1, subscriberProcesses: 1, lost: 0, upstreamStreams: 1, executionsPerEvent: 1, serializationsPerEvent: 1, upstreamCallsPerEvent: 0 },
+      { transport: 'graphql-ws', subscribers: 10, subscriberProcesses: 1, lost: 0, upstreamStreams: 1, executionsPerEvent: 1, serializationsPerEvent: 1, upstreamCallsPerEvent: 0 },
+      { transport: 'multipart', subscribers: 10, subscriberProcesses: 1, lost: 0, upstreamStreams: 1, executionsPerEvent: 1, serializationsPerEvent: 1, upstreamCallsPerEvent: 0 },
     ]);
     for (const row of report.subscriptions) expect(row.gatewayRssKiBPerSubscriber).not.toBeNaN();
     expect(run.stdout).toContain('Upstream calls per operation');
