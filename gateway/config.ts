@@ -1,6 +1,7 @@
 import { readBoolean, readInt, readMetricsToken, readPort, readUrl, ConfigError, type Env } from '../lib/config.ts';
 import { DEFAULT_MAX_BODY_BYTES } from '../lib/http.ts';
 import { readTrustedProxies, type TrustedProxies } from '../lib/trustedProxies.ts';
+import { readCorsSettings, type CorsSettings } from './cors.ts';
 import type { OperationLimits } from './limits.ts';
 import { SERVICES, defaultSubgraphUrl } from '../lib/services.ts';
 import { readAuthSettings } from './auth/config.ts';
@@ -45,6 +46,8 @@ export interface GatewayConfig {
   publicUrl?: string | undefined;
   /** Peers whose `X-Forwarded-Proto`/`X-Forwarded-Host` are believed when `publicUrl` is unset. None by default. */
   trustedProxies: TrustedProxies;
+  /** Origins whose pages may call the graph from a browser (`gateway/cors.ts`). */
+  cors: CorsSettings;
   /** Sockets (or, behind a trusted proxy, WebSocket and SSE streams) one client address holds at once; 0 is off (`gateway/connectionCaps.ts`). */
   maxConnectionsPerAddress: number;
   /** graphql-js's "Did you mean ..." hints in error messages; they name schema members. Off in production. */
@@ -165,6 +168,7 @@ export function readGatewayConfig(env: Env, overrides: Partial<GatewayConfig> = 
     },
     publicUrl: readUrl(env, 'PUBLIC_URL'),
     trustedProxies: readTrustedProxies(env),
+    cors: readCorsSettings(env),
     maxConnectionsPerAddress: readInt(env, 'MAX_CONNECTIONS_PER_ADDRESS', 1000, { min: 0, max: 10_000_000 }),
     schemaSuggestions: readBoolean(env, 'SCHEMA_SUGGESTIONS', !production),
     subscriptionLimits: {

@@ -31,6 +31,7 @@ import { createOperationRunner } from './subscriptions/operations.ts';
 import { createSseTransport } from './subscriptions/sse.ts';
 import { createMultipartTransport } from './subscriptions/multipart.ts';
 import { plainHttpSubscriptionsPlugin } from './plainHttpSubscriptions.ts';
+import { createCors } from './cors.ts';
 import { attachWebSocketTransport } from './subscriptions/ws.ts';
 import { createSharedPayloads } from './subscriptions/sharedPayloads.ts';
 import { DOWNLOADS_PATH } from '../lib/downloads.ts';
@@ -231,9 +232,11 @@ export async function startGateway(config: GatewayConfig, logger: Logger): Promi
   // Open SSE and multipart streams: a drain ends them, so their clients subscribe again (to another replica) and resume.
   const eventStreams = new Set<http.ServerResponse>();
   const connectionCaps = createConnectionCaps(config.maxConnectionsPerAddress, config.trustedProxies);
+  const cors = createCors(config.cors);
   const server = http.createServer((req, res) => {
     const url = requestUrl(req);
     if (!url) return sendJson(res, 400, { message: 'bad request target' });
+    if (cors.handle(req, res)) return;
     if (draining) res.setHeader('connection', 'close');
     const streaming = url.pathname === '/graphql' && streams(req);
     if (!streaming) {
