@@ -48,6 +48,8 @@ export interface GatewayConfig {
   trustedProxies: TrustedProxies;
   /** Origins whose pages may call the graph from a browser (`gateway/cors.ts`). */
   cors: CorsSettings;
+  /** Answers of 1 KiB or more compressed for clients that accept it (`gateway/compression.ts`). */
+  compression: boolean;
   /** Sockets (or, behind a trusted proxy, WebSocket and SSE streams) one client address holds at once; 0 is off (`gateway/connectionCaps.ts`). */
   maxConnectionsPerAddress: number;
   /** graphql-js's "Did you mean ..." hints in error messages; they name schema members. Off in production. */
@@ -169,6 +171,7 @@ export function readGatewayConfig(env: Env, overrides: Partial<GatewayConfig> = 
     publicUrl: readUrl(env, 'PUBLIC_URL'),
     trustedProxies: readTrustedProxies(env),
     cors: readCorsSettings(env),
+    compression: readBoolean(env, 'GATEWAY_COMPRESSION', true),
     maxConnectionsPerAddress: readInt(env, 'MAX_CONNECTIONS_PER_ADDRESS', 1000, { min: 0, max: 10_000_000 }),
     schemaSuggestions: readBoolean(env, 'SCHEMA_SUGGESTIONS', !production),
     subscriptionLimits: {

@@ -32,6 +32,7 @@ import { createSseTransport } from './subscriptions/sse.ts';
 import { createMultipartTransport } from './subscriptions/multipart.ts';
 import { plainHttpSubscriptionsPlugin } from './plainHttpSubscriptions.ts';
 import { createCors } from './cors.ts';
+import { createCompression } from './compression.ts';
 import { attachWebSocketTransport } from './subscriptions/ws.ts';
 import { createSharedPayloads } from './subscriptions/sharedPayloads.ts';
 import { DOWNLOADS_PATH } from '../lib/downloads.ts';
@@ -233,6 +234,7 @@ export async function startGateway(config: GatewayConfig, logger: Logger): Promi
   const eventStreams = new Set<http.ServerResponse>();
   const connectionCaps = createConnectionCaps(config.maxConnectionsPerAddress, config.trustedProxies);
   const cors = createCors(config.cors);
+  const compress = createCompression(config.compression);
   const server = http.createServer((req, res) => {
     const url = requestUrl(req);
     if (!url) return sendJson(res, 400, { message: 'bad request target' });
@@ -240,6 +242,7 @@ export async function startGateway(config: GatewayConfig, logger: Logger): Promi
     if (draining) res.setHeader('connection', 'close');
     const streaming = url.pathname === '/graphql' && streams(req);
     if (!streaming) {
+      compress(req, res);
       inFlight += 1;
       res.once('close', () => {
         inFlight -= 1;
