@@ -73,6 +73,16 @@ function boundedWebSocket(maxPayload: number): typeof WebSocket {
   return bounded;
 }
 
+/**
+ * Lets a client go. graphql-ws's `dispose` waits for a connection still being made before closing
+ * it, and rejects when that connection fails (the subgraph went away meanwhile): unheard, that
+ * rejection would end the gateway's process.
+ */
+function letGo(client: Client | undefined): void {
+  if (!client) return;
+  void Promise.resolve(client.dispose()).catch(() => undefined);
+}
+
 export function openUpstream({ url, connectionParams, request, onResult, onEnd, logger, initialBackoffMs = 100, maxBackoffMs = 5000, maxMessageBytes = 64 * 1024 * 1024, service }: UpstreamOptions): Upstream {
   const wsUrl = url.replace(/^http/, 'ws');
   let closed = false;
@@ -86,7 +96,7 @@ export function openUpstream({ url, connectionParams, request, onResult, onEnd, 
   let timer: NodeJS.Timeout | undefined;
 
   function retry(reason: string) {
-    client?.dispose();
+    letGo(client);
     client = undefined;
     if (closed) return;
     const wait = Math.min(maxBackoffMs, initialBackoffMs * 2 ** failures) * (0.75 + Math.random() * 0.5);
@@ -126,14 +136,14 @@ export function openUpstream({ url, connectionParams, request, onResult, onEnd, 
       error(error) {
         if (closed || client !== current) return;
         if (Array.isArray(error)) {
-          current.dispose();
+          letGo(current);
           onEnd(error as GraphQLFormattedError[]);
           return;
         }
         if (isMessageTooBig(error) && ++tooBig >= 2) {
           // Anything this client reports later is not a second ending.
           client = undefined;
-          void current.dispose();
+          letGo(current);
           logger.error({ service, maxMessageBytes }, 'subgraph subscription event past the bound again on resuming; ending the stream');
           onEnd([
             {
@@ -149,7 +159,7 @@ export function openUpstream({ url, connectionParams, request, onResult, onEnd, 
       },
       complete() {
         if (closed || client !== current) return;
-        current.dispose();
+        letGo(current);
         onEnd();
       },
     });
@@ -161,7 +171,7 @@ export function openUpstream({ url, connectionParams, request, onResult, onEnd, 
       closed = true;
       if (timer) clearTimeout(timer);
       unsubscribe?.();
-      void client?.dispose();
+      letGo(client);
     },
   };
 }
