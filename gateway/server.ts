@@ -279,7 +279,8 @@ export async function startGateway(config: GatewayConfig, logger: Logger): Promi
             res.once('close', release);
             eventStreams.add(res);
             res.once('close', () => eventStreams.delete(res));
-            return sse.accepts(req) ? sse.handle(req, res) : multipart.handle(req, res);
+            // Multipart first: its `Accept` is the more specific, and graphql-sse claims any PUT or DELETE.
+            return multipart.accepts(req) ? multipart.handle(req, res) : sse.handle(req, res);
           }
           departures.set(req, new ClientDeparture(res));
           return graphql(req, res, url);

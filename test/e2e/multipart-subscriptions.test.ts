@@ -94,6 +94,9 @@ describe('subscriptions over multipart HTTP (Apollo Router protocol)', () => {
     }
     const tooLarge = await post({ query: `subscription { bonusCreated { id } } #${'x'.repeat(1024 * 1024)}` }, { accept: ACCEPT });
     expect(tooLarge.status).toBe(413);
+    const put = await fetch(t.graphqlUrl, { method: 'PUT', headers: { 'content-type': 'application/json', accept: ACCEPT, ...member }, body: '{}' });
+    expect([put.status, put.headers.get('allow')]).toEqual([405, 'GET, POST']);
+    expect(await put.json()).toEqual({ errors: [{ message: 'GraphQL over multipart HTTP takes a GET or a POST', extensions: { code: 'BAD_REQUEST' } }] });
     const simple = await fetch(t.graphqlUrl, { method: 'POST', headers: { 'content-type': 'text/plain', accept: ACCEPT, ...member }, body: '{"query":"subscription { bonusCreated { id } }"}' });
     expect(simple.status).toBe(400);
     expect(await simple.json()).toMatchObject({ errors: [{ extensions: { code: 'BAD_REQUEST' } }] });
