@@ -69,13 +69,18 @@ describe('npm run bench', () => {
       expect(twoHops.graphOverTwoHopsMs).toBeCloseTo(twoHops.gateway.p50Ms - twoHops.twoHops.p50Ms, 9);
       expect(twoHops.throughputRatio).toBeCloseTo(twoHops.gateway.opsPerSec / twoHops.twoHops.opsPerSec, 9);
       expect(twoHops.gatewayUnshared === undefined).toBe(twoHops.concurrency === 1);
-      // Thousands of operations at 32: every hop of every side spent CPU time that /proc can see.
+      // Hundreds of operations at 32: every hop of the sides that share nothing spent CPU time that
+      // /proc (in 10 ms ticks) can see. The gateway sharing reads calls its subgraph a few times in
+      // a quick run's 200 ms, so its subgraph and emulator may not reach a tick.
       if (twoHops.concurrency > 1) {
         expect(twoHops.cpuUsPerOp.gatewayUnshared).toBeDefined();
-        for (const cpu of [twoHops.cpuUsPerOp.twoHops, twoHops.cpuUsPerOp.gateway, twoHops.cpuUsPerOp.gatewayUnshared!]) {
+        for (const cpu of [twoHops.cpuUsPerOp.twoHops, twoHops.cpuUsPerOp.gatewayUnshared!]) {
           for (const us of [cpu.firstHop, cpu.secondHop, cpu.emulators, cpu.client]) expect(us).toBeGreaterThan(0);
-          expect(cpu.firstHop + cpu.secondHop).toBeLessThan(100_000);
         }
+        const shared = twoHops.cpuUsPerOp.gateway;
+        for (const us of [shared.firstHop, shared.client]) expect(us).toBeGreaterThan(0);
+        for (const us of [shared.secondHop, shared.emulators]) expect(us).toBeGreaterThanOrEqual(0);
+        for (const cpu of [twoHops.cpuUsPerOp.twoHops, shared, twoHops.cpuUsPerOp.gatewayUnshared!]) expect(cpu.firstHop + cpu.secondHop).toBeLessThan(100_000);
       }
     }
     // At 20 ms every answer waits for the emulator: so does every side's median.
