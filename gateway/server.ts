@@ -206,15 +206,19 @@ export async function startGateway(config: GatewayConfig, logger: Logger): Promi
     trustedDocuments,
     authenticatedOf: (req) => authenticated.get(req),
     payloads,
+    // A query or mutation sent with the multipart `Accept`, known for what it is once its body is
+    // read: a request like any other from then on, which a drain waits for rather than ends.
     otherwise: (req, res, url, body) => {
+      eventStreams.delete(res);
+      countInFlight(res);
       departures.set(req, new ClientDeparture(res));
       return graphql(req, res, url, { body, admitted: true });
     },
   });
   /**
    * A request for an event stream (SSE or multipart), which lives as long as its subscription: not
-   * waited for by a drain, counted against the per-address stream cap. A query sent with the
-   * multipart `Accept` (Apollo Client sends it only for subscriptions) is counted so too.
+   * waited for by a drain, counted against the per-address stream cap (a query sent with the
+   * multipart `Accept` holds its place there until it is answered).
    */
   const streams = (req: http.IncomingMessage) => sse.accepts(req) || multipart.accepts(req);
   const downloads = createDownloadProxy(config.subgraphUrls, logger);
@@ -230,6 +234,13 @@ export async function startGateway(config: GatewayConfig, logger: Logger): Promi
   // Requests being answered, streams excepted: a graceful stop waits for them.
   let inFlight = 0;
   const whenIdle = new Set<() => void>();
+  const countInFlight = (res: http.ServerResponse) => {
+    inFlight += 1;
+    res.once('close', () => {
+      inFlight -= 1;
+      if (inFlight === 0) for (const resolve of whenIdle) resolve();
+    });
+  };
   // Open SSE and multipart streams: a drain ends them, so their clients subscribe again (to another replica) and resume.
   const eventStreams = new Set<http.ServerResponse>();
   const connectionCaps = createConnectionCaps(config.maxConnectionsPerAddress, config.trustedProxies);
@@ -243,11 +254,7 @@ export async function startGateway(config: GatewayConfig, logger: Logger): Promi
     const streaming = url.pathname === '/graphql' && streams(req);
     if (!streaming) {
       compress(req, res);
-      inFlight += 1;
-      res.once('close', () => {
-        inFlight -= 1;
-        if (inFlight === 0) for (const resolve of whenIdle) resolve();
-      });
+      countInFlight(res);
     }
     const handle = async () => {
       if (url.pathname.startsWith(DOWNLOADS_PATH)) return downloads.handle(req, res, url);

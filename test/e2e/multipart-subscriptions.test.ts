@@ -57,6 +57,19 @@ describe('subscriptions over multipart HTTP (Apollo Router protocol)', () => {
     expect(completed).toBe(false);
   });
 
+  it('lets a draining gateway finish a query sent with the multipart Accept, as any other', async () => {
+    const gateway = await startGatewayOver(t.stack, {}, 'multipart-query-drain');
+    await emulator.fault({ path: '/api/v1/rewards/*', latencyMs: 1500, times: 1 });
+    await emulator.clearRequests();
+    const answered = fetch(gateway.graphqlUrl, { method: 'POST', headers: { 'content-type': 'application/json', accept: ACCEPT, ...member }, body: JSON.stringify({ query: '{ reward(id: "rw_coffee_5") { name } }' }) });
+    await expect.poll(async () => (await emulator.requests()).some((request) => request.path.startsWith('/api/v1/rewards/'))).toBe(true);
+    const drained = gateway.drain({ delayMs: 0, graceMs: 10_000 });
+    const response = await answered;
+    expect(response.status).toBe(200);
+    expect(await response.json()).toEqual({ data: { reward: { name: expect.any(String) } } });
+    await drained;
+  });
+
   it('answers with the protocol type, a heartbeat at once and every 5 s, and each event as a part of its own', async () => {
     const subscription = multipart('subscription { bonusCreated { bonus { id } } }');
     const response = await subscription.response;
