@@ -168,12 +168,15 @@ function formatTwoHops(rows: readonly TwoHopsResult[]): string[] {
           [...where, 'two hand-written hops', ...cellsOf(row.twoHops), fixed(row.twoHopsOverheadMs, 2), '1.00'],
           [...where, 'gateway + subgraph', ...cellsOf(row.gateway), fixed(row.gatewayOverheadMs, 2), fixed(row.throughputRatio, 2)],
           ...(row.gatewayUnshared ? [[...where, 'the same, sharing no read', ...cellsOf(row.gatewayUnshared), fixed(row.gatewayUnshared.p50Ms - row.floor.p50Ms, 2), fixed(row.unsharedThroughputRatio!, 2)]] : []),
+          ...(row.gatewayUnbatched ? [[...where, 'the same, batching none either', ...cellsOf(row.gatewayUnbatched), fixed(row.gatewayUnbatched.p50Ms - row.floor.p50Ms, 2), fixed(row.unbatchedThroughputRatio!, 2)]] : []),
         ];
       }),
     ),
     ...(atOne.length ? [`The graph's own share at concurrency 1 (its p50 minus the hand-written hops'): ${atOne.map((row) => `${row.operation} ${fixed(row.graphOverTwoHopsMs, 2)} ms with the ${row.emulatorLatencyMs} ms emulator`).join(', ')}`] : []),
     ...(atMany.length
-      ? [`The graph's throughput over the hops' at concurrency 32, sharing no read (sharing identical reads): ${atMany.map((row) => `${row.operation} ${fixed(row.unsharedThroughputRatio ?? Number.NaN, 2)}x (${fixed(row.throughputRatio, 2)}x)`).join(', ')}`]
+      ? [
+          `The graph's throughput over the hops' at concurrency 32, sharing no read (sharing identical reads; batching no read either): ${atMany.map((row) => `${row.operation} ${fixed(row.unsharedThroughputRatio ?? Number.NaN, 2)}x (${fixed(row.throughputRatio, 2)}x; ${fixed(row.unbatchedThroughputRatio ?? Number.NaN, 2)}x)`).join(', ')}`,
+        ]
       : []),
     ...(atMany.length
       ? [
@@ -185,6 +188,7 @@ function formatTwoHops(rows: readonly TwoHopsResult[]): string[] {
               [row.operation, 'two hand-written hops', ...cpuCells(row.cpuUsPerOp.twoHops)],
               [row.operation, 'gateway + subgraph', ...cpuCells(row.cpuUsPerOp.gateway)],
               ...(row.cpuUsPerOp.gatewayUnshared ? [[row.operation, 'the same, sharing no read', ...cpuCells(row.cpuUsPerOp.gatewayUnshared)]] : []),
+              ...(row.cpuUsPerOp.gatewayUnbatched ? [[row.operation, 'the same, batching none either', ...cpuCells(row.cpuUsPerOp.gatewayUnbatched)]] : []),
             ]),
           ),
         ]
@@ -285,7 +289,7 @@ export function formatReport(report: BenchReport): string {
       ]),
     ),
   ];
-  const twoHopsSides = report.twoHops.flatMap((row) => [row.floor, row.twoHops, row.gateway, ...(row.gatewayUnshared ? [row.gatewayUnshared] : [])]);
+  const twoHopsSides = report.twoHops.flatMap((row) => [row.floor, row.twoHops, row.gateway, ...(row.gatewayUnshared ? [row.gatewayUnshared] : []), ...(row.gatewayUnbatched ? [row.gatewayUnbatched] : [])]);
   const errors = [...report.scenarios.flatMap((row) => [row.floor, row.gateway]), ...twoHopsSides, ...report.identicalReads.map((row) => row.gateway), ...report.enforcement.flatMap((row) => [row.open, row.enforcing])].reduce((sum, side) => sum + side.errors, 0);
   if (errors) sections.push('', `${errors} operations FAILED during the load: the figures above are not trustworthy.`);
   const lost = report.subscriptions.reduce((sum, row) => sum + row.lost, 0);

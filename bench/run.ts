@@ -69,6 +69,7 @@ const upstream = createUpstreamClient(Object.fromEntries(stack.emulators.map((em
 const setLatency = (ms: number) => Promise.all(stack.emulators.map((emulator) => emulator.setLatency(ms)));
 let hops: TwoHopsStack | undefined;
 let unshared: Child | undefined;
+let unbatched: Child | undefined;
 let enforcement: EnforcementStack | undefined;
 
 try {
@@ -102,8 +103,11 @@ try {
   // that shares none is timed beside them too, for the graph's own cost.
   const manyAtOnce = EMULATOR_LATENCIES_MS.flatMap(runsAt).filter((run) => run.concurrency > 1);
   unshared = hops && manyAtOnce.length ? await stack.launchGateway('gateway-unshared', { GATEWAY_DEDUPE_READS: 'off' }) : undefined;
-  if (unshared) {
-    const client = createGraphClient(unshared.url, stack.demoHeaders, IDENTICAL_CONCURRENCY);
+  // And one that sends every read alone as well: what batching one credential's reads is worth.
+  unbatched = unshared ? await stack.launchGateway('gateway-unbatched', { GATEWAY_DEDUPE_READS: 'off', GATEWAY_BATCH_READS: 'off' }) : undefined;
+  for (const side of [unshared, unbatched]) {
+    if (!side) continue;
+    const client = createGraphClient(side.url, stack.demoHeaders, IDENTICAL_CONCURRENCY);
     for (const { operation } of manyAtOnce) {
       const body = JSON.stringify({ query: operation.query, variables: operation.variables });
       await runLoad(() => client.execute(body), { concurrency: IDENTICAL_CONCURRENCY, durationMs: twoHopsSettings.loadWarmupMs });
@@ -134,26 +138,29 @@ try {
     for (const { operation: reference, concurrency } of hops ? runsAt(latency) : []) {
       // 3 rounds, each side first once, keep the run under 8 minutes.
       const unsharedHere = concurrency > 1 ? unshared : undefined;
+      const unbatchedHere = concurrency > 1 ? unbatched : undefined;
       const result = await measureTwoHops(
         reference,
         sidesOf(reference, graph, upstream),
         hops!,
         stack.demoHeaders,
         { ...twoHopsSettings, concurrency, loadWarmupMs: warmed.has(reference.name) ? 0 : twoHopsSettings.loadWarmupMs, emulatorLatencyMs: latency },
-        { ...graphProcesses, gatewayUnshared: unsharedHere?.pid },
+        { ...graphProcesses, gatewayUnshared: unsharedHere?.pid, gatewayUnbatched: unbatchedHere?.pid },
         unsharedHere?.url,
+        unbatchedHere?.url,
       );
       warmed.add(reference.name);
       twoHops.push(result);
       progress(
-        `two hand-written hops on ${reference.name}, emulator ${latency} ms, concurrency ${concurrency}: p50 +${result.twoHopsOverheadMs.toFixed(2)} ms over the floor, the graph +${result.gatewayOverheadMs.toFixed(2)} ms, the graph's throughput ${result.throughputRatio.toFixed(2)}x the hops'${result.unsharedThroughputRatio === undefined ? '' : ` (${result.unsharedThroughputRatio.toFixed(2)}x sharing no read)`}`,
+        `two hand-written hops on ${reference.name}, emulator ${latency} ms, concurrency ${concurrency}: p50 +${result.twoHopsOverheadMs.toFixed(2)} ms over the floor, the graph +${result.gatewayOverheadMs.toFixed(2)} ms, the graph's throughput ${result.throughputRatio.toFixed(2)}x the hops'${result.unsharedThroughputRatio === undefined ? '' : ` (${result.unsharedThroughputRatio.toFixed(2)}x sharing no read`}${result.unbatchedThroughputRatio === undefined ? '' : `, ${result.unbatchedThroughputRatio.toFixed(2)}x batching none either`}${result.unsharedThroughputRatio === undefined ? '' : ')'}`,
       );
     }
   }
   // The reference has no part in the subscriptions; the `finally` below only stops it after a failure.
-  await Promise.all([hops?.stop(), unshared?.stop()]);
+  await Promise.all([hops?.stop(), unshared?.stop(), unbatched?.stop()]);
   hops = undefined;
   unshared = undefined;
+  unbatched = undefined;
   await setLatency(0);
 
   // What production's settings cost: trusted documents, rate limits and traces, off against on.
@@ -206,6 +213,6 @@ try {
   console.log(formatReport(report));
   progress(`report written to ${outPath}`);
 } finally {
-  await Promise.all([graph.close(), upstream.close(), hops?.stop(), unshared?.stop(), enforcement?.stop()]);
+  await Promise.all([graph.close(), upstream.close(), hops?.stop(), unshared?.stop(), unbatched?.stop(), enforcement?.stop()]);
   await stack.stop();
 }

@@ -50,8 +50,14 @@ export interface TwoHopsResult {
    */
   gatewayUnshared?: Summary;
   unsharedThroughputRatio?: number;
+  /**
+   * Beside it, a gateway that shares no read and sends each read in a request of its own
+   * (GATEWAY_BATCH_READS=off too): what batching the reads of one credential is worth.
+   */
+  gatewayUnbatched?: Summary;
+  unbatchedThroughputRatio?: number;
   /** What each side's processes spent per operation over its timed rounds. */
-  cpuUsPerOp: { twoHops: HopsCpu; gateway: HopsCpu; gatewayUnshared?: HopsCpu };
+  cpuUsPerOp: { twoHops: HopsCpu; gateway: HopsCpu; gatewayUnshared?: HopsCpu; gatewayUnbatched?: HopsCpu };
 }
 
 /**
@@ -72,6 +78,8 @@ export interface GraphProcesses {
   gateway: number;
   /** The gateway that shares no read, when it is timed. */
   gatewayUnshared?: number | undefined;
+  /** The gateway that shares no read and batches none, when it is timed. */
+  gatewayUnbatched?: number | undefined;
   subgraphs: readonly number[];
   emulators: readonly number[];
 }
@@ -111,7 +119,7 @@ export async function launchTwoHops(recognitionOrigin: string, marketplaceOrigin
   };
 }
 
-type TimedSide = 'floor' | 'twoHops' | 'gateway' | 'gatewayUnshared';
+type TimedSide = 'floor' | 'twoHops' | 'gateway' | 'gatewayUnshared' | 'gatewayUnbatched';
 type Roles = Record<keyof HopsCpu, readonly number[]>;
 
 /** Adds up, per side, the CPU its processes spend over its timed stretches and the operations done. */
@@ -143,7 +151,8 @@ function cpuAccounts(roles: Partial<Record<TimedSide, Roles>>) {
 
 /**
  * Refuses to time a reference that does less than the graph: both must answer the same data.
- * `unsharedUrl`: a gateway that shares no read between identical requests, timed as a fourth side.
+ * `unsharedUrl`: a gateway that shares no read between identical requests, timed as a fourth side;
+ * `unbatchedUrl`: one that batches no read either, a fifth.
  */
 export async function measureTwoHops(
   operation: ReferenceOperation,
@@ -153,31 +162,48 @@ export async function measureTwoHops(
   settings: TwoHopsSettings,
   graph: GraphProcesses,
   unsharedUrl?: string,
+  unbatchedUrl?: string,
 ): Promise<TwoHopsResult> {
   const client = createGraphClient(stack.graphqlUrl, headers, LOAD_WARMUP_CONCURRENCY);
   const unsharedClient = unsharedUrl ? createGraphClient(unsharedUrl, headers, LOAD_WARMUP_CONCURRENCY) : undefined;
+  const unbatchedClient = unsharedUrl && unbatchedUrl ? createGraphClient(unbatchedUrl, headers, LOAD_WARMUP_CONCURRENCY) : undefined;
   try {
     const body = JSON.stringify({ query: operation.query, variables: operation.variables });
-    const all = { ...sides, twoHops: () => client.execute(body), gatewayUnshared: () => (unsharedClient ?? client).execute(body) };
+    const all = {
+      ...sides,
+      twoHops: () => client.execute(body),
+      gatewayUnshared: () => (unsharedClient ?? client).execute(body),
+      gatewayUnbatched: () => (unbatchedClient ?? client).execute(body),
+    };
     const graphData = await all.gateway();
     for (const [side, data] of [
       ['two-hops reference', await all.twoHops()],
       ['unshared gateway', await all.gatewayUnshared()],
+      ['unbatched gateway', await all.gatewayUnbatched()],
     ] as const) {
       if (!isDeepStrictEqual(graphData, data)) throw new Error(`the ${side} does not answer ${operation.name} as the graph does`);
     }
 
     // Fresh processes: bring their code to the optimised state the graph's reached over the scenarios.
     if (settings.loadWarmupMs > 0) await runLoad(all.twoHops, { concurrency: LOAD_WARMUP_CONCURRENCY, durationMs: settings.loadWarmupMs });
-    const order = unsharedClient ? (['floor', 'twoHops', 'gateway', 'gatewayUnshared'] as const) : (['floor', 'twoHops', 'gateway'] as const);
+    const order = unbatchedClient
+      ? (['floor', 'twoHops', 'gateway', 'gatewayUnshared', 'gatewayUnbatched'] as const)
+      : unsharedClient
+        ? (['floor', 'twoHops', 'gateway', 'gatewayUnshared'] as const)
+        : (['floor', 'twoHops', 'gateway'] as const);
     const loadClient = [process.pid];
     const cpu = cpuAccounts({
       twoHops: { firstHop: [stack.pids.proxy], secondHop: [stack.pids.mapper], emulators: graph.emulators, client: loadClient },
       gateway: { firstHop: [graph.gateway], secondHop: graph.subgraphs, emulators: graph.emulators, client: loadClient },
       ...(graph.gatewayUnshared ? { gatewayUnshared: { firstHop: [graph.gatewayUnshared], secondHop: graph.subgraphs, emulators: graph.emulators, client: loadClient } } : {}),
+      ...(graph.gatewayUnbatched ? { gatewayUnbatched: { firstHop: [graph.gatewayUnbatched], secondHop: graph.subgraphs, emulators: graph.emulators, client: loadClient } } : {}),
     });
-    const { floor, twoHops, gateway, gatewayUnshared } = (await timeInRounds(`two hops ${operation.name}`, all, order, settings, cpu.around)) as Record<(typeof order)[number], Summary> & { gatewayUnshared?: Summary };
+    const { floor, twoHops, gateway, gatewayUnshared, gatewayUnbatched } = (await timeInRounds(`two hops ${operation.name}`, all, order, settings, cpu.around)) as Record<(typeof order)[number], Summary> & {
+      gatewayUnshared?: Summary;
+      gatewayUnbatched?: Summary;
+    };
     const unsharedCpu = unsharedClient ? cpu.perOperation('gatewayUnshared') : undefined;
+    const unbatchedCpu = unbatchedClient ? cpu.perOperation('gatewayUnbatched') : undefined;
     return {
       operation: operation.name,
       concurrency: settings.concurrency,
@@ -190,9 +216,15 @@ export async function measureTwoHops(
       graphOverTwoHopsMs: gateway.p50Ms - twoHops.p50Ms,
       throughputRatio: gateway.opsPerSec / twoHops.opsPerSec,
       ...(gatewayUnshared ? { gatewayUnshared, unsharedThroughputRatio: gatewayUnshared.opsPerSec / twoHops.opsPerSec } : {}),
-      cpuUsPerOp: { twoHops: cpu.perOperation('twoHops')!, gateway: cpu.perOperation('gateway')!, ...(unsharedCpu ? { gatewayUnshared: unsharedCpu } : {}) },
+      ...(gatewayUnbatched ? { gatewayUnbatched, unbatchedThroughputRatio: gatewayUnbatched.opsPerSec / twoHops.opsPerSec } : {}),
+      cpuUsPerOp: {
+        twoHops: cpu.perOperation('twoHops')!,
+        gateway: cpu.perOperation('gateway')!,
+        ...(unsharedCpu ? { gatewayUnshared: unsharedCpu } : {}),
+        ...(unbatchedCpu ? { gatewayUnbatched: unbatchedCpu } : {}),
+      },
     };
   } finally {
-    await Promise.all([client.close(), unsharedClient?.close()]);
+    await Promise.all([client.close(), unsharedClient?.close(), unbatchedClient?.close()]);
   }
 }
