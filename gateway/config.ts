@@ -60,6 +60,10 @@ export interface GatewayConfig {
   shutdown: { delayMs: number; graceMs: number };
   /** Identical subgraph reads with identical credentials in flight at once are made once. */
   dedupeReads: boolean;
+  /** Reads of one credential to one subgraph that are ready at once go as one request, each answered as it finishes. */
+  batchReads: boolean;
+  /** How long a batch of reads gathers; 0 is until the event loop turns. */
+  batchWindowMs: number;
   /** Reads of the fields an operator opted in, answered for a short while from memory (off by default). */
   microCache: MicroCacheSettings;
   /**
@@ -186,6 +190,8 @@ export function readGatewayConfig(env: Env, overrides: Partial<GatewayConfig> = 
     },
     accessLog: readBoolean(env, 'ACCESS_LOG', true),
     dedupeReads: readBoolean(env, 'GATEWAY_DEDUPE_READS', true),
+    batchReads: readBoolean(env, 'GATEWAY_BATCH_READS', true),
+    batchWindowMs: readInt(env, 'GATEWAY_BATCH_WINDOW_MS', 0, { min: 0, max: 100 }),
     sharedPayloads: readBoolean(env, 'GATEWAY_SHARED_PAYLOADS', true),
     microCache: {
       fields: readMicroCacheFields(env),

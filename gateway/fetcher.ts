@@ -1,4 +1,4 @@
-import { Agent, Pool } from 'undici';
+import { Agent, Pool, type Dispatcher } from 'undici';
 import type { Fetcher, FetcherRequestInit, FetcherResponse } from '@apollo/utils.fetcher';
 import { originAndPath, type Departure } from '../lib/http.ts';
 import { eitherWatch, exchangeBufferedBytes, watchCancellation } from '../lib/bufferedExchange.ts';
@@ -31,7 +31,21 @@ export interface UndiciFetcher extends Fetcher {
    * or URL built per call. Rejects only when the subgraph could not be reached or did not answer.
    */
   post(url: string, headers: Record<string, string>, body: string, signal?: Cancellation): Promise<SubgraphAnswer>;
+  /**
+   * A POST whose answer `handler` reads as it arrives (batched reads), under the same deadline as
+   * `post`: when it passes, `handler.cancel` is told. The handler calls `settled` once it is done.
+   */
+  dispatch(url: string, headers: Record<string, string>, body: string, handler: StreamedAnswerHandler): void;
   close(): Promise<void>;
+}
+
+/** Reads an answer as it arrives; told to give up when the deadline passes. */
+export interface StreamedAnswerHandler extends Dispatcher.DispatchHandler {
+  cancel(reason: Error): void;
+  /** Set by `dispatch`: the handler calls it once it has settled, so the deadline stops watching. */
+  settled?: () => void;
+  /** Fails the answer before anything was sent (a request undici refuses outright). */
+  fail(error: unknown): void;
 }
 
 function responseOf(url: string, status: number, headers: Headers, text: string): FetcherResponse {
@@ -100,6 +114,21 @@ export function createUndiciFetcher({ connections = 128, timeoutMs = 30_000, max
     }
   };
 
+  const dispatch = (url: string, headers: Record<string, string>, body: string, handler: StreamedAnswerHandler): void => {
+    const { pool, path } = targetOf(url);
+    const deadline = deadlines(timeoutMs);
+    const unwatch = deadline.watch((reason) => handler.cancel(reason));
+    handler.settled = () => {
+      unwatch();
+      deadline.release();
+    };
+    try {
+      pool.dispatch({ path, method: 'POST', headers, body }, handler);
+    } catch (error) {
+      handler.fail(error);
+    }
+  };
+
   // Read as the data sources' calls are: whole, never past the cap, cancelled by the caller's signal.
   const fetcher = async (url: string, init: FetcherRequestInit = {}): Promise<FetcherResponse> => {
     const answer = await exchangeBufferedBytes(
@@ -114,5 +143,5 @@ export function createUndiciFetcher({ connections = 128, timeoutMs = 30_000, max
     }
     return responseOf(url, answer.status, headers, answer.body.toString('utf8'));
   };
-  return Object.assign(fetcher, { post, close: async () => void (await Promise.all([agent.close(), ...[...targets.values()].map(({ pool }) => pool.close())])) });
+  return Object.assign(fetcher, { post, dispatch, close: async () => void (await Promise.all([agent.close(), ...[...targets.values()].map(({ pool }) => pool.close())])) });
 }

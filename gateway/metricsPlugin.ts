@@ -104,35 +104,42 @@ export function subscriptionMetrics(registry: Registry, executor: SubscriptionEx
   });
 }
 
-/** Subgraph requests that joined an identical one in flight instead of being sent. */
-export function sharedReadMetrics(registry: Registry, dataSources: ReadonlyMap<string, { shared: number }>): void {
+/** A counter read, when scraped, from a running total kept elsewhere. */
+function totalCounter(registry: Registry, name: string, help: string, read: () => number): void {
   new Counter({
-    name: 'gateway_subgraph_requests_shared_total',
-    help: 'Subgraph reads not sent because an identical one (same operation, variables and credentials) was in flight',
+    name,
+    help,
     registers: [registry],
     collect() {
       this.reset();
-      let shared = 0;
-      for (const source of dataSources.values()) shared += source.shared;
-      this.inc(shared);
+      this.inc(read());
     },
   });
 }
 
+/** Subgraph requests that joined an identical one in flight instead of being sent. */
+export function sharedReadMetrics(registry: Registry, dataSources: ReadonlyMap<string, { shared: number }>): void {
+  totalCounter(registry, 'gateway_subgraph_requests_shared_total', 'Subgraph reads not sent because an identical one (same operation, variables and credentials) was in flight', () => {
+    let shared = 0;
+    for (const source of dataSources.values()) shared += source.shared;
+    return shared;
+  });
+}
+
+/** Reads of one credential sent to a subgraph together (gateway/readBatches.ts). */
+export function batchedReadMetrics(registry: Registry, batchers: () => Iterable<{ batches: number; batchedReads: number }>): void {
+  const sum = (read: (batcher: { batches: number; batchedReads: number }) => number) => () => {
+    let total = 0;
+    for (const batcher of batchers()) total += read(batcher);
+    return total;
+  };
+  totalCounter(registry, 'gateway_subgraph_read_batches_total', 'Subgraph requests that carried several reads of one credential', sum((batcher) => batcher.batches));
+  totalCounter(registry, 'gateway_subgraph_reads_batched_total', 'Subgraph reads sent inside a batch', sum((batcher) => batcher.batchedReads));
+}
+
 /** The micro-cache of opted-in reads: hits made no subgraph request; misses did (or joined one in flight). */
 export function microCacheMetrics(registry: Registry, cache: Pick<MicroCache, 'hits' | 'misses' | 'entries' | 'bytes'>): void {
-  const total = (name: string, help: string, read: () => number) =>
-    new Counter({
-      name,
-      help,
-      registers: [registry],
-      collect() {
-        this.reset();
-        this.inc(read());
-      },
-    });
-  total('gateway_micro_cache_hits_total', 'Subgraph reads of opted-in root fields answered from the micro-cache', () => cache.hits);
-  total('gateway_micro_cache_misses_total', 'Subgraph reads of opted-in root fields not in the micro-cache (or expired)', () => cache.misses);
+  const total = (name: string, help: string, read: () => number) => totalCounter(registry, name, help, read);
   const gauge = (name: string, help: string, read: () => number) =>
     new Gauge({
       name,

@@ -14,7 +14,7 @@ import { createMetricsEndpoint } from '../lib/metricsEndpoint.ts';
 import { formatGraphError } from '../lib/errorFormatting.ts';
 import type { GatewayConfig } from './config.ts';
 import { createUndiciFetcher } from './fetcher.ts';
-import { createOperationMetrics, metricsPlugin, microCacheMetrics, sharedReadMetrics, subscriptionMetrics } from './metricsPlugin.ts';
+import { batchedReadMetrics, createOperationMetrics, metricsPlugin, microCacheMetrics, sharedReadMetrics, subscriptionMetrics } from './metricsPlugin.ts';
 import { createMicroCache } from './microCache.ts';
 import type { GatewayContext } from './context.ts';
 import { createPassThrough } from './passThrough.ts';
@@ -23,6 +23,7 @@ import { operationLimitsRule } from './limits.ts';
 import { scalarLiteralsRule, withScalarParsers } from './scalarLiterals.ts';
 import { createDemandControl, readCostTable } from './demandControl.ts';
 import { demandControlPlugin } from './demandControlPlugin.ts';
+import { createReadBatcher, type ReadBatcher } from './readBatches.ts';
 import { SubgraphDataSource } from './subgraphDataSource.ts';
 import { withDirectFetches } from './singleFetch.ts';
 import { createPlanner } from './planner.ts';
@@ -72,6 +73,7 @@ export async function startGateway(config: GatewayConfig, logger: Logger): Promi
   const metricsEndpoint = createMetricsEndpoint(metrics.registry, { token: config.metricsToken });
   // One data source per subgraph, shared by queries and by the entity fetches of subscription events.
   const dataSources = new Map<string, SubgraphDataSource>();
+  const batchers: ReadBatcher[] = [];
   // Off unless the operator opted some root fields in; one for every subgraph, so its bounds are the process's.
   const microCache = config.microCache.fields.size ? createMicroCache({ ...config.microCache, ...(config.now ? { now: config.now } : {}) }) : undefined;
   const breakerFor = createBreakerGuards({ settings: config.circuitBreaker, logger, registry: metrics.registry, prefix: 'gateway', describe: (name) => `the ${name} subgraph` });
@@ -83,7 +85,18 @@ export async function startGateway(config: GatewayConfig, logger: Logger): Promi
     supergraphSdl: withoutAccessDirectives(supergraphSdl),
     logger: apolloLogger(logger),
     buildService: ({ name, url }) => {
-      const source = new SubgraphDataSource(name, config.subgraphUrls[name] ?? url ?? '', fetcher, config.dedupeReads, breakerFor(name), microCache);
+      const subgraphUrl = config.subgraphUrls[name] ?? url ?? '';
+      const batcher = config.batchReads
+        ? createReadBatcher({
+            url: subgraphUrl,
+            fetcher,
+            maxAnswerBytes: config.maxSubgraphResponseBytes,
+            windowMs: config.batchWindowMs,
+            onRefused: (status) => logger.warn({ subgraph: name, status }, 'the subgraph turned a batch of reads down: its reads go one by one from now on'),
+          })
+        : undefined;
+      if (batcher) batchers.push(batcher);
+      const source = new SubgraphDataSource(name, subgraphUrl, fetcher, config.dedupeReads, breakerFor(name), microCache, batcher);
       dataSources.set(name, source);
       return source;
     },
@@ -194,6 +207,7 @@ export async function startGateway(config: GatewayConfig, logger: Logger): Promi
   const payloads = config.sharedPayloads ? createSharedPayloads() : undefined;
   subscriptionMetrics(metrics.registry, executor, payloads);
   sharedReadMetrics(metrics.registry, dataSources);
+  batchedReadMetrics(metrics.registry, () => batchers);
   if (microCache) microCacheMetrics(metrics.registry, microCache);
   const runner = createOperationRunner(executor, apollo, authenticator.enabled || limiter.enabled ? { authenticator, access, limiter } : undefined);
   const sse = createSseTransport({ schema: executor.planner.graphqlApiSchema, runner, rules, maxBodyBytes: config.maxBodyBytes, format, trustedDocuments, authenticatedOf: (req) => authenticated.get(req), payloads });

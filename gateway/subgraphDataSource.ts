@@ -13,6 +13,8 @@ import { failedRootFetch } from './failedFetch.ts';
 import { tracerFor, withTraceContext } from '../lib/tracing.ts';
 import { GATEWAY_SERVICE } from './tracing.ts';
 import { AnswerTooLarge } from '../lib/bufferedExchange.ts';
+import { BrokenBatch } from '../lib/readBatch.ts';
+import type { ReadBatcher } from './readBatches.ts';
 
 /** What the query planner sends for reads: queries and entity fetches, never a mutation. */
 const READ = /^\s*(?:query\b|\{)/;
@@ -76,6 +78,8 @@ export class SubgraphDataSource implements GraphQLDataSource<GatewayContext> {
     private readonly breaker?: BreakerGuard,
     /** Reads of the root fields an operator opted in, kept a short while; undefined is off. */
     private readonly microCache?: MicroCache,
+    /** Reads of one credential ready at once, sent as one request; undefined is off. */
+    private readonly batcher?: ReadBatcher,
   ) {}
 
   async process(options: GraphQLDataSourceProcessOptions<GatewayContext>): Promise<GatewayGraphQLResponse> {
@@ -120,7 +124,7 @@ export class SubgraphDataSource implements GraphQLDataSource<GatewayContext> {
 
   /** Sends a read, and keeps its answer when the micro-cache is asked to. */
   private sendRead(headers: Record<string, string>, body: string, context: Partial<GatewayContext> | undefined, signal: Cancellation | undefined, cacheKey: string | undefined, ttlMs: number | undefined): Promise<SubgraphAnswer> {
-    const answer = this.post(headers, body, context, signal);
+    const answer = this.post(headers, body, context, signal, true);
     if (cacheKey === undefined) return answer;
     return answer.then((whole) => {
       this.microCache!.set(cacheKey, whole, ttlMs!);
@@ -128,24 +132,30 @@ export class SubgraphDataSource implements GraphQLDataSource<GatewayContext> {
     });
   }
 
-  private async post(headers: Record<string, string>, body: string, context: Partial<GatewayContext> | undefined, signal: Cancellation | undefined): Promise<SubgraphAnswer> {
+  private async post(headers: Record<string, string>, body: string, context: Partial<GatewayContext> | undefined, signal: Cancellation | undefined, read = false): Promise<SubgraphAnswer> {
     // An open breaker fails fast here, before any budget is reserved or anything is sent.
     const outcome = admitSubgraphCall(this.breaker);
     // The operation's upstream calls are counted across its subgraph requests (gateway/demandControl.ts).
     const ledger = context?.calls;
     const reserved = ledger?.reserve(this.name);
-    let sent = reserved === undefined ? headers : { ...headers, [CALL_BUDGET_HEADER]: String(reserved) };
+    // A batch carries one trace context for all its reads: traced reads go alone, each continuing its own trace.
+    const batched = read && !this.traced && this.batcher !== undefined;
+    let sent = reserved === undefined || batched ? headers : { ...headers, [CALL_BUDGET_HEADER]: String(reserved) };
     // Added after the dedupe key was made: identical reads of two traces still share one request.
     if (this.traced) sent = withTraceContext({ ...sent });
     let answer: SubgraphAnswer | undefined;
     try {
-      answer = await this.fetcher.post(this.url, sent, body, signal);
+      answer = await (batched ? this.batcher!.post(sent, body, reserved, signal) : this.fetcher.post(this.url, sent, body, signal));
       outcome.answered(answer.status);
       return answer;
     } catch (error) {
       if (error instanceof AnswerTooLarge) {
         outcome.answered(error.status);
         throw graphError(`the ${this.name} subgraph answered more than ${error.maxBytes} bytes`, { code: ErrorCode.UpstreamError, service: this.name });
+      }
+      if (error instanceof BrokenBatch) {
+        outcome.answered(502);
+        throw graphError(`the ${this.name} subgraph broke a batch of reads: ${error.message}`, { code: ErrorCode.UpstreamError, service: this.name });
       }
       outcome.unreachable(signal);
       throw graphError(`the ${this.name} subgraph is unreachable`, { code: ErrorCode.UpstreamUnavailable, service: this.name });

@@ -70,6 +70,15 @@ function variablesOfSearch(url: URL): unknown {
   }
 }
 
+/** A request's headers as Apollo Server takes them. */
+export function headerMapOf(incoming: IncomingMessage['headers']): HeaderMap {
+  const headers = new HeaderMap();
+  for (const [name, value] of Object.entries(incoming)) {
+    if (value !== undefined) headers.set(name, Array.isArray(value) ? value.join(', ') : value);
+  }
+  return headers;
+}
+
 /**
  * Apollo Server over plain node:http: no framework in the hot path, and the body limit and
  * JSON errors are ours rather than a middleware's HTML page.
@@ -99,10 +108,7 @@ export function apolloHandler<Context extends BaseContext>({ server, context, ma
     const outcome = first && runsAsApolloWould ? await first(body, req, res) : undefined;
     if (outcome?.served) return;
     const built = outcome?.context;
-    const headers = new HeaderMap();
-    for (const [name, value] of Object.entries(req.headers)) {
-      if (value !== undefined) headers.set(name, Array.isArray(value) ? value.join(', ') : value);
-    }
+    const headers = headerMapOf(req.headers);
     const response = await server.executeHTTPGraphQLRequest({
       httpGraphQLRequest: { method: (req.method ?? 'GET').toUpperCase(), headers, search: url.search, body },
       context: built ? async () => built : () => context({ req }),

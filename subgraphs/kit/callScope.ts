@@ -104,6 +104,21 @@ export function createCallScope({ budget, signal }: { budget: number; signal: Ab
   return scope;
 }
 
+/**
+ * The scopes of the reads in one batch (lib/readBatch.ts), a budget each: all cancelled when the
+ * connection closes before the batch's answer is over (the gateway cuts a batch off only once
+ * every caller waiting on it has gone).
+ */
+export function createBatchScopes(res: ServerResponse, budgets: readonly number[]): CallScope[] {
+  const scopes = budgets.map((budget) => new CancellableScope(budget));
+  res.once('close', () => {
+    if (res.writableFinished) return;
+    const why = new DOMException('the client went away', 'AbortError');
+    for (const scope of scopes) scope.cancel(why);
+  });
+  return scopes;
+}
+
 /** The budget of one request: the subgraph's own cap, lowered (never raised) by the gateway's header. */
 export function budgetOf(header: string | string[] | undefined, cap: number): number {
   const value = Array.isArray(header) ? header[0] : header;

@@ -20,7 +20,11 @@ export interface CompiledExecution extends ExecutorHost {
    * Apollo Server runs the request from the start.
    */
   serve<Context extends object>(body: unknown, makeContext: () => Context | Promise<Context>, accept: string | undefined, res: ServerResponse): Promise<{ served: true } | { served: false; context?: Context }>;
+  /** As `serve`, the answer handed back instead of written (a read inside a batch): its bytes always hold `data` alone. */
+  answer<Context extends object>(body: unknown, makeContext: () => Context | Promise<Context>, accept: string | undefined): Promise<CompiledAnswer<Context>>;
 }
+
+export type CompiledAnswer<Context> = { served: true; bytes: Buffer; contentType: string } | { served: false; context?: Context };
 
 /** A result computed before Apollo Server ran the request, carried in its context (which Apollo copies). */
 const PRECOMPUTED = Symbol('precomputed result');
@@ -79,7 +83,7 @@ export function compiledExecution(schema: GraphQLSchema, { cacheSize = 1000 }: C
     return query.query(undefined, context, variables);
   };
 
-  async function serve<Context extends object>(body: unknown, makeContext: () => Context | Promise<Context>, accept: string | undefined, res: ServerResponse) {
+  async function answer<Context extends object>(body: unknown, makeContext: () => Context | Promise<Context>, accept: string | undefined): Promise<CompiledAnswer<Context>> {
     const repeat = repeats.recall(body, accept);
     if (!repeat) return { served: false as const };
     const made = makeContext();
@@ -94,9 +98,14 @@ export function compiledExecution(schema: GraphQLSchema, { cacheSize = 1000 }: C
     if (result.errors?.length) return { served: false as const, context: Object.assign(context, { [PRECOMPUTED]: { result } }) };
     // As Apollo Server writes a result: JSON and a newline. Encoded once: a string would be measured
     // for its length, then encoded again as it is written (4 µs more for 31 KB).
-    const bytes = Buffer.from(`${JSON.stringify({ data: result.data })}\n`);
-    res.writeHead(200, { 'content-type': repeat.contentType, 'content-length': bytes.length, [DATA_ONLY_HEADER]: '1' });
-    res.end(bytes);
+    return { served: true as const, bytes: Buffer.from(`${JSON.stringify({ data: result.data })}\n`), contentType: repeat.contentType };
+  }
+
+  async function serve<Context extends object>(body: unknown, makeContext: () => Context | Promise<Context>, accept: string | undefined, res: ServerResponse) {
+    const outcome = await answer(body, makeContext, accept);
+    if (!outcome.served) return outcome;
+    res.writeHead(200, { 'content-type': outcome.contentType, 'content-length': outcome.bytes.length, [DATA_ONLY_HEADER]: '1' });
+    res.end(outcome.bytes);
     return { served: true as const };
   }
 
@@ -107,6 +116,7 @@ export function compiledExecution(schema: GraphQLSchema, { cacheSize = 1000 }: C
     },
     load: async () => ({ executor }),
     stop: async () => {},
+    answer,
     serve,
     get compiledOperations() {
       return compiled.size;

@@ -6,7 +6,7 @@ import { buildSubgraphSchema } from '@apollo/subgraph';
 import type { GraphQLResolverMap } from '@apollo/subgraph/dist/schema-helper/resolverMap.js';
 import type { GraphQLSchema } from 'graphql';
 import { apolloHandler } from '../../lib/apolloHttp.ts';
-import { listen, requestUrl, sendJson, type Started } from '../../lib/http.ts';
+import { DEFAULT_MAX_BODY_BYTES, listen, requestUrl, sendJson, type Started } from '../../lib/http.ts';
 import { createLogger, apolloLogger, type Logger } from '../../lib/logger.ts';
 import { createInFlightRequests, type DrainSettings } from '../../lib/shutdown.ts';
 import type { Metrics } from '../../lib/metrics.ts';
@@ -15,6 +15,7 @@ import { compiledExecution } from './compiledExecution.ts';
 import { createMetricsEndpoint } from '../../lib/metricsEndpoint.ts';
 import { createRequestScope, type CallScope } from './callScope.ts';
 import { createSubgraphTracing } from './tracing.ts';
+import { createReadBatchHandler, isReadBatch } from './readBatches.ts';
 
 /** An HTTP route beside `/graphql`: webhook ingestion, downloads. */
 export interface SubgraphRoute {
@@ -114,7 +115,9 @@ export async function startSubgraph<Context extends BaseContext>(definition: Sub
     first: execution ? (body, req, res) => execution.serve(body, () => definition.context(req.headers, scopeOf(req)), req.headers.accept, res) : undefined,
   });
   const cap = definition.maxRequestUpstreamCalls ?? 1000;
+  const readBatch = createReadBatchHandler<Context>({ server: apollo, execution, context: (headers, scope) => definition.context(headers, scope), cap, maxBodyBytes: DEFAULT_MAX_BODY_BYTES });
   const graphql = (req: IncomingMessage, res: ServerResponse, url: URL) => {
+    if (isReadBatch(req)) return readBatch(req, res);
     (req as ScopedRequest)[REQUEST_SCOPE] = createRequestScope(req, res, cap);
     return graphqlHandler(req, res, url);
   };

@@ -1,0 +1,250 @@
+import type { Dispatcher } from 'undici';
+import { onCancel } from '../lib/http.ts';
+import { CALL_BUDGET_HEADER } from '../lib/callBudget.ts';
+import { BrokenBatch, budgetsHeader, FrameReader, MAX_READ_BATCH, READ_BATCH_HEADER, READ_BATCH_TYPE, type BatchFrame } from '../lib/readBatch.ts';
+import type { Cancellation, StreamedAnswerHandler, SubgraphAnswer, UndiciFetcher } from './fetcher.ts';
+
+/** One read waiting for its batch, then for its frame. */
+class Member {
+  settled = false;
+  /** Told when its caller goes away; a batch sent counts the callers still waiting on it. */
+  onLeft: () => void = () => {};
+  private unlisten: () => void = () => {};
+  cancellation: Cancellation | undefined;
+
+  constructor(
+    readonly body: string,
+    readonly budget: number | undefined,
+    private readonly resolve: (answer: SubgraphAnswer) => void,
+    private readonly reject: (error: unknown) => void,
+  ) {}
+
+  /** Its caller going away ends its wait at once, and tells `onLeft`. */
+  listen(cancellation: Cancellation | undefined): void {
+    this.cancellation = cancellation;
+    if (!cancellation) return;
+    this.unlisten = onCancel(cancellation, () => {
+      if (this.settled) return;
+      this.fail(cancellation.reason);
+      this.onLeft();
+    });
+  }
+
+  answer(answer: SubgraphAnswer): void {
+    if (this.settled) return;
+    this.settled = true;
+    this.unlisten();
+    this.resolve(answer);
+  }
+
+  fail(error: unknown): void {
+    if (this.settled) return;
+    this.settled = true;
+    this.unlisten();
+    this.reject(error);
+  }
+
+  /** Hands the read over to a request of its own: it settles with that one. */
+  forward(answer: Promise<SubgraphAnswer>): void {
+    answer.then(
+      (whole) => this.answer(whole),
+      (error: unknown) => this.fail(error),
+    );
+  }
+}
+
+const CONTENT_TYPE = 'content-type';
+
+/**
+ * The answer to one batch, read frame by frame: each read is answered as its frame completes.
+ * A subgraph that answers anything but frames (an older one, a refusal) hands its reads back to be
+ * sent one by one; nothing of them ran.
+ */
+class BatchAnswerHandler implements StreamedAnswerHandler {
+  settled?: () => void;
+  private controller: Dispatcher.DispatchController | undefined;
+  private cancelled: Error | undefined;
+  private reader: FrameReader;
+  private refused = false;
+  private done = false;
+
+  constructor(
+    private readonly members: readonly Member[],
+    maxAnswerBytes: number,
+    /** The subgraph answered the batch with something else than frames: its HTTP status. */
+    private readonly onRefused: (status: number, members: readonly Member[]) => void,
+  ) {
+    this.reader = new FrameReader(members.length, maxAnswerBytes);
+  }
+
+  cancel(reason: Error): void {
+    if (this.controller) this.controller.abort(reason);
+    else {
+      this.cancelled = reason;
+      this.fail(reason);
+    }
+  }
+
+  fail(error: unknown): void {
+    if (this.done) return;
+    this.done = true;
+    for (const member of this.members) member.fail(error);
+    this.settled?.();
+  }
+
+  onRequestStart(controller: Dispatcher.DispatchController): void {
+    this.controller = controller;
+    if (this.cancelled) controller.abort(this.cancelled);
+  }
+
+  onResponseStart(controller: Dispatcher.DispatchController, statusCode: number, headers: Record<string, string | string[] | undefined>): void {
+    if (statusCode < 200) return;
+    if (statusCode === 200 && String(headers[CONTENT_TYPE] ?? '').startsWith(READ_BATCH_TYPE)) return;
+    // Not read: the reads go again, one by one.
+    this.refused = true;
+    this.done = true;
+    this.settled?.();
+    controller.abort(new BrokenBatch(`the subgraph answered a batch with HTTP ${statusCode}`));
+    this.onRefused(statusCode, this.members);
+  }
+
+  onResponseData(controller: Dispatcher.DispatchController, chunk: Buffer): void {
+    if (this.done) return;
+    let frames: BatchFrame[];
+    try {
+      frames = this.reader.push(chunk);
+    } catch (error) {
+      controller.abort(error as Error);
+      return this.fail(error);
+    }
+    for (const frame of frames) this.members[frame.index]!.answer({ status: frame.status, headers: frame.headers, bytes: frame.body });
+  }
+
+  onResponseEnd(): void {
+    if (this.done) return;
+    this.fail(new BrokenBatch('the subgraph ended a batch before answering every read in it'));
+  }
+
+  onResponseError(_controller: Dispatcher.DispatchController, error: Error): void {
+    if (this.refused) return;
+    this.fail(error);
+  }
+}
+
+export interface ReadBatcherOptions {
+  url: string;
+  fetcher: UndiciFetcher;
+  /** The longest answer of one read. */
+  maxAnswerBytes: number;
+  /** Reads one batch holds at most. @default MAX_READ_BATCH */
+  maxBatch?: number;
+  /** How long a batch gathers; 0 is until the event loop turns, no timer. @default 0 */
+  windowMs?: number;
+  /** Told once when the subgraph turns batches down: it gets each read alone from then on. */
+  onRefused?: (status: number) => void;
+}
+
+export interface ReadBatcher {
+  /**
+   * Sends a read with the reads of the same credential that arrive in the same turn of the event
+   * loop, as one request; its answer is its own frame. `headers` are the read's, without its budget.
+   */
+  post(headers: Record<string, string>, body: string, budget: number | undefined, cancellation: Cancellation | undefined): Promise<SubgraphAnswer>;
+  /** Whether the subgraph still takes batches. */
+  readonly batching: boolean;
+  /** Requests sent that carried more than one read, and the reads they carried. */
+  readonly batches: number;
+  readonly batchedReads: number;
+}
+
+/**
+ * Reads of one credential to one subgraph, gathered while the event loop reads requests and sent
+ * as one request once it turns (`setImmediate`): no read waits for a timer, and a batch is only
+ * ever the reads that were ready together. An operator may trade a few milliseconds of every read
+ * for larger batches (`windowMs`). Each read keeps its own budget, cancellation, breaker
+ * outcome and answer; only the HTTP exchange is shared.
+ */
+export function createReadBatcher({ url, fetcher, maxAnswerBytes, maxBatch = MAX_READ_BATCH, windowMs = 0, onRefused }: ReadBatcherOptions): ReadBatcher {
+  let gathering = new Map<string, { headers: Record<string, string>; members: Member[] }>();
+  let scheduled = false;
+  let batching = true;
+  let batches = 0;
+  let batchedReads = 0;
+
+  const sendAlone = (headers: Record<string, string>, member: Member) => {
+    if (member.settled) return;
+    const sent = member.budget === undefined ? headers : { ...headers, [CALL_BUDGET_HEADER]: String(member.budget) };
+    member.forward(fetcher.post(url, sent, member.body, member.cancellation));
+  };
+
+  const refused = (headers: Record<string, string>) => (status: number, members: readonly Member[]) => {
+    if (batching) {
+      batching = false;
+      onRefused?.(status);
+    }
+    for (const member of members) sendAlone(headers, member);
+  };
+
+  const send = (headers: Record<string, string>, members: Member[]) => {
+    const live = members.filter((member) => !member.settled);
+    if (live.length === 0) return;
+    if (live.length === 1 || !batching) {
+      for (const member of live) sendAlone(headers, member);
+      return;
+    }
+    batches += 1;
+    batchedReads += live.length;
+    const handler = new BatchAnswerHandler(live, maxAnswerBytes, refused(headers));
+    let waiting = live.length;
+    const left = () => {
+      waiting -= 1;
+      if (waiting === 0) handler.cancel(new DOMException('every caller of the batch went away', 'AbortError'));
+    };
+    for (const member of live) member.onLeft = left;
+    const body = `[${live.map((member) => member.body).join(',')}]`;
+    fetcher.dispatch(url, { ...headers, [READ_BATCH_HEADER]: budgetsHeader(live.map((member) => member.budget)) }, body, handler);
+  };
+
+  const flush = () => {
+    scheduled = false;
+    const batches = gathering;
+    gathering = new Map();
+    for (const { headers, members } of batches.values()) send(headers, members);
+  };
+
+  return {
+    post(headers, body, budget, cancellation) {
+      return new Promise<SubgraphAnswer>((resolve, reject) => {
+        const member = new Member(body, budget, resolve, reject);
+        member.listen(cancellation);
+        if (member.settled) return;
+        const key = JSON.stringify(headers);
+        let batch = gathering.get(key);
+        if (!batch) {
+          batch = { headers, members: [] };
+          gathering.set(key, batch);
+        }
+        batch.members.push(member);
+        if (batch.members.length >= maxBatch) {
+          gathering.delete(key);
+          send(batch.headers, batch.members);
+          return;
+        }
+        if (!scheduled) {
+          scheduled = true;
+          if (windowMs > 0) setTimeout(flush, windowMs);
+          else setImmediate(flush);
+        }
+      });
+    },
+    get batching() {
+      return batching;
+    },
+    get batches() {
+      return batches;
+    },
+    get batchedReads() {
+      return batchedReads;
+    },
+  };
+}
