@@ -54,6 +54,8 @@ class Member {
 }
 
 const CONTENT_TYPE = 'content-type';
+/** What a server that does not know batches answers one with: Apollo Server's 400, or no such route or method. */
+const DOES_NOT_TAKE_BATCHES = new Set([400, 404, 405, 415, 501]);
 
 /**
  * The answer to one batch, read frame by frame: each read is answered as its frame completes.
@@ -138,9 +140,11 @@ export interface ReadBatcherOptions {
   maxAnswerBytes: number;
   /** Reads one batch holds at most. @default MAX_READ_BATCH */
   maxBatch?: number;
+  /** A batch's body at most, well under a subgraph's 1 MiB: a read that would pass it starts the next batch. @default 512 KiB */
+  maxBatchBytes?: number;
   /** How long a batch gathers; 0 is until the event loop turns, no timer. @default 0 */
   windowMs?: number;
-  /** Told once when the subgraph turns batches down: it gets each read alone from then on. */
+  /** Told once when the subgraph says it does not take batches: it gets each read alone from then on. */
   onRefused?: (status: number) => void;
 }
 
@@ -164,8 +168,8 @@ export interface ReadBatcher {
  * for larger batches (`windowMs`). Each read keeps its own budget, cancellation, breaker
  * outcome and answer; only the HTTP exchange is shared.
  */
-export function createReadBatcher({ url, fetcher, maxAnswerBytes, maxBatch = MAX_READ_BATCH, windowMs = 0, onRefused }: ReadBatcherOptions): ReadBatcher {
-  let gathering = new Map<string, { headers: Record<string, string>; members: Member[] }>();
+export function createReadBatcher({ url, fetcher, maxAnswerBytes, maxBatch = MAX_READ_BATCH, maxBatchBytes = 512 * 1024, windowMs = 0, onRefused }: ReadBatcherOptions): ReadBatcher {
+  let gathering = new Map<string, { headers: Record<string, string>; members: Member[]; bytes: number }>();
   let scheduled = false;
   let batching = true;
   let batches = 0;
@@ -178,7 +182,8 @@ export function createReadBatcher({ url, fetcher, maxAnswerBytes, maxBatch = MAX
   };
 
   const refused = (headers: Record<string, string>) => (status: number, members: readonly Member[]) => {
-    if (batching) {
+    // A subgraph that is draining (503) or finds this batch too large (413) still takes batches.
+    if (batching && DOES_NOT_TAKE_BATCHES.has(status)) {
       batching = false;
       onRefused?.(status);
     }
@@ -220,11 +225,18 @@ export function createReadBatcher({ url, fetcher, maxAnswerBytes, maxBatch = MAX
         if (member.settled) return;
         const key = JSON.stringify(headers);
         let batch = gathering.get(key);
+        const bytes = Buffer.byteLength(body);
+        if (batch && batch.bytes + bytes > maxBatchBytes) {
+          gathering.delete(key);
+          send(batch.headers, batch.members);
+          batch = undefined;
+        }
         if (!batch) {
-          batch = { headers, members: [] };
+          batch = { headers, members: [], bytes: 2 };
           gathering.set(key, batch);
         }
         batch.members.push(member);
+        batch.bytes += bytes + 1;
         if (batch.members.length >= maxBatch) {
           gathering.delete(key);
           send(batch.headers, batch.members);

@@ -57,6 +57,8 @@ describe('batch frames', () => {
 describe('a subgraph that does not take batches', () => {
   const requests: { batch: boolean; body: string }[] = [];
   let frames: ((res: http.ServerResponse, body: unknown[]) => void) | undefined;
+  /** What the server answers a batch when it does not answer frames. */
+  let refusal = 400;
   const server = http.createServer((req, res) => {
     const chunks: Buffer[] = [];
     req.on('data', (chunk: Buffer) => chunks.push(chunk));
@@ -66,7 +68,7 @@ describe('a subgraph that does not take batches', () => {
       requests.push({ batch, body });
       if (batch && frames) return frames(res, JSON.parse(body) as unknown[]);
       if (batch) {
-        res.writeHead(400, { 'content-type': 'application/json' });
+        res.writeHead(refusal, { 'content-type': 'application/json' });
         return res.end('{"errors":[{"message":"Operation batching disabled."}]}');
       }
       res.writeHead(200, { 'content-type': 'application/json' });
@@ -91,6 +93,31 @@ describe('a subgraph that does not take batches', () => {
     requests.length = 0;
     await Promise.all(['{ c }', '{ d }'].map((query) => batcher.post({ 'content-type': 'application/json' }, read(query), 5, undefined)));
     expect(requests.map((request) => request.batch)).toEqual([false, false]);
+  });
+
+  it('finding a batch too large (413) gets its reads alone, and still gets batches after', async () => {
+    refusal = 413;
+    const refusals: number[] = [];
+    const batcher = createReadBatcher({ url: `${(await started).url}/graphql`, fetcher, maxAnswerBytes: 1024 * 1024, onRefused: (status) => refusals.push(status) });
+    const answers = await Promise.all(['{ a }', '{ b }'].map((query) => batcher.post({ 'content-type': 'application/json' }, read(query), undefined, undefined)));
+    expect(answers.map((answer) => answer.status)).toEqual([200, 200]);
+    expect(refusals).toEqual([]);
+    expect(batcher.batching).toBe(true);
+    refusal = 400;
+  });
+
+  it('gets no batch larger than its byte bound: a read that would pass it starts the next one', async () => {
+    frames = (res, body) => {
+      res.writeHead(200, { 'content-type': READ_BATCH_TYPE });
+      body.forEach((_, index) => res.write(Buffer.concat(encodeFrame(index, 200, {}, Buffer.from('{"data":{}}')))));
+      res.end();
+    };
+    requests.length = 0;
+    const batcher = createReadBatcher({ url: `${(await started).url}/graphql`, fetcher, maxAnswerBytes: 1024 * 1024, maxBatchBytes: 40 });
+    // Each read is 17 bytes: two fit in 40 with the brackets and the comma, a third does not.
+    await Promise.all(['{ a }', '{ b }', '{ c }', '{ d }'].map((query) => batcher.post({ 'content-type': 'application/json' }, read(query), undefined, undefined)));
+    expect(requests.map((request) => (request.batch ? (JSON.parse(request.body) as unknown[]).length : 1))).toEqual([2, 2]);
+    frames = undefined;
   });
 
   it('that breaks its frames fails the reads it left unanswered, and answers the rest', async () => {
