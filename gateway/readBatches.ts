@@ -124,7 +124,9 @@ class BatchAnswerHandler implements StreamedAnswerHandler {
 
   onResponseEnd(): void {
     if (this.done) return;
-    this.fail(new BrokenBatch('the subgraph ended a batch before answering every read in it'));
+    if (!this.reader.complete) return this.fail(new BrokenBatch('the subgraph ended a batch before answering every read in it'));
+    this.done = true;
+    this.settled?.();
   }
 
   onResponseError(_controller: Dispatcher.DispatchController, error: Error): void {
