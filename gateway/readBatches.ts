@@ -9,6 +9,8 @@ class Member {
   settled = false;
   /** Told when its caller goes away; a batch sent counts the callers still waiting on it. */
   onLeft: () => void = () => {};
+  /** Told once it is settled, after it was sent. */
+  onSettled: (() => void) | undefined;
   private unlisten: () => void = () => {};
   cancellation: Cancellation | undefined;
 
@@ -34,6 +36,7 @@ class Member {
     if (this.settled) return;
     this.settled = true;
     this.unlisten();
+    this.onSettled?.();
     this.resolve(answer);
   }
 
@@ -41,6 +44,7 @@ class Member {
     if (this.settled) return;
     this.settled = true;
     this.unlisten();
+    this.onSettled?.();
     this.reject(error);
   }
 
@@ -176,9 +180,20 @@ export function createReadBatcher({ url, fetcher, maxAnswerBytes, maxBatch = MAX
   let batching = true;
   let batches = 0;
   let batchedReads = 0;
+  /** Reads sent and not yet answered: with none, nothing is coming to join a new read, which goes at once. */
+  let outstanding = 0;
+  const answered = () => {
+    outstanding -= 1;
+  };
+  const track = (member: Member) => {
+    if (member.onSettled) return;
+    outstanding += 1;
+    member.onSettled = answered;
+  };
 
   const sendAlone = (headers: Record<string, string>, member: Member) => {
     if (member.settled) return;
+    track(member);
     const sent = member.budget === undefined ? headers : { ...headers, [CALL_BUDGET_HEADER]: String(member.budget) };
     member.forward(fetcher.post(url, sent, member.body, member.cancellation));
   };
@@ -207,7 +222,10 @@ export function createReadBatcher({ url, fetcher, maxAnswerBytes, maxBatch = MAX
       waiting -= 1;
       if (waiting === 0) handler.cancel(new DOMException('every caller of the batch went away', 'AbortError'));
     };
-    for (const member of live) member.onLeft = left;
+    for (const member of live) {
+      member.onLeft = left;
+      track(member);
+    }
     const body = `[${live.map((member) => member.body).join(',')}]`;
     fetcher.dispatch(url, { ...headers, [READ_BATCH_HEADER]: budgetsHeader(live.map((member) => member.budget)) }, body, handler);
   };
@@ -225,6 +243,8 @@ export function createReadBatcher({ url, fetcher, maxAnswerBytes, maxBatch = MAX
         const member = new Member(body, budget, resolve, reject);
         member.listen(cancellation);
         if (member.settled) return;
+        // Alone at concurrency 1, say: a read waits for others only while reads are in flight, or for a window asked for.
+        if (outstanding === 0 && windowMs === 0 && gathering.size === 0) return sendAlone(headers, member);
         const key = JSON.stringify(headers);
         let batch = gathering.get(key);
         const bytes = Buffer.byteLength(body);

@@ -57,6 +57,12 @@ describe('batch frames', () => {
 describe('a subgraph that does not take batches', () => {
   const requests: { batch: boolean; body: string }[] = [];
   let frames: ((res: http.ServerResponse, body: unknown[]) => void) | undefined;
+  /** A frame for every read of the batch. */
+  const everyFrame = (res: http.ServerResponse, body: unknown[]) => {
+    res.writeHead(200, { 'content-type': READ_BATCH_TYPE });
+    body.forEach((_, index) => res.write(Buffer.concat(encodeFrame(index, 200, {}, Buffer.from('{"data":{}}')))));
+    res.end();
+  };
   /** What the server answers a batch when it does not answer frames. */
   let refusal = 400;
   const server = http.createServer((req, res) => {
@@ -85,7 +91,7 @@ describe('a subgraph that does not take batches', () => {
 
   it('gets each read again alone, and every read after that alone too', async () => {
     const refusals: number[] = [];
-    const batcher = createReadBatcher({ url: `${(await started).url}/graphql`, fetcher, maxAnswerBytes: 1024 * 1024, onRefused: (status) => refusals.push(status) });
+    const batcher = createReadBatcher({ url: `${(await started).url}/graphql`, fetcher, maxAnswerBytes: 1024 * 1024, windowMs: 5, onRefused: (status) => refusals.push(status) });
     const answers = await Promise.all(['{ a }', '{ b }'].map((query) => batcher.post({ 'content-type': 'application/json' }, read(query), 5, undefined)));
     expect(answers.map((answer) => JSON.parse(answer.bytes.toString('utf8')))).toEqual([{ data: { echo: '{ a }' } }, { data: { echo: '{ b }' } }]);
     expect(refusals).toEqual([400]);
@@ -98,7 +104,7 @@ describe('a subgraph that does not take batches', () => {
   it('finding a batch too large (413) gets its reads alone, and still gets batches after', async () => {
     refusal = 413;
     const refusals: number[] = [];
-    const batcher = createReadBatcher({ url: `${(await started).url}/graphql`, fetcher, maxAnswerBytes: 1024 * 1024, onRefused: (status) => refusals.push(status) });
+    const batcher = createReadBatcher({ url: `${(await started).url}/graphql`, fetcher, maxAnswerBytes: 1024 * 1024, windowMs: 5, onRefused: (status) => refusals.push(status) });
     const answers = await Promise.all(['{ a }', '{ b }'].map((query) => batcher.post({ 'content-type': 'application/json' }, read(query), undefined, undefined)));
     expect(answers.map((answer) => answer.status)).toEqual([200, 200]);
     expect(refusals).toEqual([]);
@@ -107,16 +113,25 @@ describe('a subgraph that does not take batches', () => {
   });
 
   it('gets no batch larger than its byte bound: a read that would pass it starts the next one', async () => {
-    frames = (res, body) => {
-      res.writeHead(200, { 'content-type': READ_BATCH_TYPE });
-      body.forEach((_, index) => res.write(Buffer.concat(encodeFrame(index, 200, {}, Buffer.from('{"data":{}}')))));
-      res.end();
-    };
+    frames = everyFrame;
     requests.length = 0;
-    const batcher = createReadBatcher({ url: `${(await started).url}/graphql`, fetcher, maxAnswerBytes: 1024 * 1024, maxBatchBytes: 40 });
+    const batcher = createReadBatcher({ url: `${(await started).url}/graphql`, fetcher, maxAnswerBytes: 1024 * 1024, maxBatchBytes: 40, windowMs: 5 });
     // Each read is 17 bytes: two fit in 40 with the brackets and the comma, a third does not.
     await Promise.all(['{ a }', '{ b }', '{ c }', '{ d }'].map((query) => batcher.post({ 'content-type': 'application/json' }, read(query), undefined, undefined)));
     expect(requests.map((request) => (request.batch ? (JSON.parse(request.body) as unknown[]).length : 1))).toEqual([2, 2]);
+    frames = undefined;
+  });
+
+  it('with nothing in flight sends a read at once; reads that come while it is wait for the turn of the event loop, together', async () => {
+    frames = everyFrame;
+    requests.length = 0;
+    const batcher = createReadBatcher({ url: `${(await started).url}/graphql`, fetcher, maxAnswerBytes: 1024 * 1024 });
+    await Promise.all(['{ a }', '{ b }', '{ c }'].map((query) => batcher.post({ 'content-type': 'application/json' }, read(query), undefined, undefined)));
+    expect(requests.map((request) => (request.batch ? (JSON.parse(request.body) as unknown[]).length : 1))).toEqual([1, 2]);
+    // All answered, nothing is in flight: the first of the next two goes at once again, so the second goes alone.
+    requests.length = 0;
+    await Promise.all(['{ d }', '{ e }'].map((query) => batcher.post({ 'content-type': 'application/json' }, read(query), undefined, undefined)));
+    expect(requests.map((request) => request.batch)).toEqual([false, false]);
     frames = undefined;
   });
 
@@ -127,7 +142,7 @@ describe('a subgraph that does not take batches', () => {
       // The second read never gets its frame.
       res.end(body.length > 1 ? '' : undefined);
     };
-    const batcher = createReadBatcher({ url: `${(await started).url}/graphql`, fetcher, maxAnswerBytes: 1024 * 1024 });
+    const batcher = createReadBatcher({ url: `${(await started).url}/graphql`, fetcher, maxAnswerBytes: 1024 * 1024, windowMs: 5 });
     const [first, second] = await Promise.allSettled(['{ a }', '{ b }'].map((query) => batcher.post({ 'content-type': 'application/json' }, read(query), undefined, undefined)));
     expect(first).toMatchObject({ status: 'fulfilled', value: { status: 200, bytes: Buffer.from('{"data":{"ok":true}}') } });
     expect(second).toMatchObject({ status: 'rejected', reason: expect.any(BrokenBatch) });
