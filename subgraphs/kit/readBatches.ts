@@ -1,5 +1,6 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { ApolloServer, BaseContext } from '@apollo/server';
+import { getOperationAST, parse, type DocumentNode } from 'graphql';
 import { headerMapOf, refuseTooLarge } from '../../lib/apolloHttp.ts';
 import { CALLS_MADE_HEADER } from '../../lib/callBudget.ts';
 import { DATA_ONLY_HEADER } from '../../lib/dataOnlyAnswers.ts';
@@ -33,6 +34,28 @@ export function isReadBatch(req: IncomingMessage): boolean {
   return req.method === 'POST' && req.headers[READ_BATCH_HEADER] !== undefined;
 }
 
+const JSON_TYPE = { 'content-type': 'application/json' };
+
+function badRequest(message: string): ReadAnswer {
+  return { status: 400, headers: JSON_TYPE, bytes: Buffer.from(JSON.stringify({ errors: [{ message, extensions: { code: 'BAD_REQUEST' } }] })) };
+}
+
+/**
+ * Whether a request's operation is a query. One that does not parse, or names no operation it
+ * holds, counts as a read: Apollo Server words its error as it would alone.
+ */
+function isRead(body: Record<string, unknown>): boolean {
+  if (typeof body.query !== 'string') return true;
+  let document: DocumentNode;
+  try {
+    document = parse(body.query);
+  } catch {
+    return true;
+  }
+  const operation = getOperationAST(document, typeof body.operationName === 'string' ? body.operationName : undefined);
+  return operation === null || operation === undefined || operation.operation === 'query';
+}
+
 function refuse(res: ServerResponse, message: string): void {
   sendJson(res, 400, { errors: [{ message, extensions: { code: 'BAD_REQUEST' } }] });
 }
@@ -50,11 +73,13 @@ function isRequestObject(value: unknown): value is Record<string, unknown> {
 export function createReadBatchHandler<Context extends BaseContext>({ server, execution, context, cap, maxBodyBytes }: ReadBatchOptions<Context>) {
   async function answerOne(body: Record<string, unknown>, req: IncomingMessage, scope: CallScope): Promise<ReadAnswer> {
     const illFormed = illFormedVariablesMessage(body.variables);
-    if (illFormed) return { status: 400, headers: { 'content-type': 'application/json' }, bytes: Buffer.from(JSON.stringify({ errors: [{ message: illFormed, extensions: { code: 'BAD_USER_INPUT' } }] })) };
+    if (illFormed) return { status: 400, headers: JSON_TYPE, bytes: Buffer.from(JSON.stringify({ errors: [{ message: illFormed, extensions: { code: 'BAD_USER_INPUT' } }] })) };
     const makeContext = () => context(req.headers, scope);
     const compiled = execution ? await execution.answer(body, makeContext, req.headers.accept) : undefined;
     if (compiled?.served) return { status: 200, headers: { 'content-type': compiled.contentType, [DATA_ONLY_HEADER]: '1' }, bytes: compiled.bytes };
     const built = compiled?.context;
+    // A batch runs its operations side by side: a mutation, which must run alone and in order, is never one of them.
+    if (!compiled?.served && !isRead(body)) return badRequest('a batch of reads carries queries only: send a mutation on its own');
     const response = await server.executeHTTPGraphQLRequest({
       httpGraphQLRequest: { method: 'POST', headers: headerMapOf(req.headers), search: '', body },
       context: built ? async () => built : async () => makeContext(),
@@ -114,7 +139,7 @@ export function createReadBatchHandler<Context extends BaseContext>({ server, ex
         answerOne(read, req, scopes[index]!).then(
           (answer) => write(index, answer),
           // What Apollo Server would have answered for a failure outside GraphQL's own errors.
-          () => write(index, { status: 500, headers: { 'content-type': 'application/json' }, bytes: Buffer.from(JSON.stringify({ errors: [{ message: 'internal error', extensions: { code: 'INTERNAL_SERVER_ERROR' } }] })) }),
+          () => write(index, { status: 500, headers: JSON_TYPE, bytes: Buffer.from(JSON.stringify({ errors: [{ message: 'internal error', extensions: { code: 'INTERNAL_SERVER_ERROR' } }] })) }),
         ),
       ),
     );

@@ -4,7 +4,7 @@ import { DEMO_TOKENS } from '../../emulators/recognition/data.ts';
 import { readGatewayConfig } from '../../gateway/config.ts';
 import { startGateway } from '../../gateway/server.ts';
 import { listen } from '../../lib/http.ts';
-import { READ_BATCH_HEADER, READ_BATCH_TYPE } from '../../lib/readBatch.ts';
+import { FrameReader, READ_BATCH_HEADER, READ_BATCH_TYPE } from '../../lib/readBatch.ts';
 import { startTestStack, type GraphQLResult } from '../support/stack.ts';
 import { testLogger } from '../support/logs.ts';
 
@@ -141,19 +141,38 @@ describe('a batch posted to a subgraph', () => {
   const post = (body: string, headers: Record<string, string>) =>
     fetch(recognitionUrl, { method: 'POST', headers: { 'content-type': 'application/json', 'x-recognition-token': DEMO_TOKENS.member, ...headers }, body });
   const read = { query: REWARD, variables: { id: 'rw_bookshop_25' } };
+  /** A batch's frames by index, read as the gateway reads them. */
+  const framesOf = async (response: Response, count: number) => {
+    const reader = new FrameReader(count, 1024 * 1024);
+    const frames = reader.push(Buffer.from(await response.arrayBuffer()));
+    expect(reader.complete).toBe(true);
+    return Object.fromEntries(frames.map((frame) => [frame.index, { status: frame.status, headers: frame.headers, body: frame.body.toString('utf8') }]));
+  };
 
   it('runs each read on its own budget, and says what each cost', async () => {
     const response = await post(JSON.stringify([read, read]), { [READ_BATCH_HEADER]: '0,-' });
     expect(response.status).toBe(200);
     expect(response.headers.get('content-type')).toBe(READ_BATCH_TYPE);
-    const text = await response.text();
-    const frames = [...text.matchAll(/^(\d+) (\d{3}) (\d+) (\{.*\})$/gm)].map((match) => ({ index: Number(match[1]), status: Number(match[2]), headers: JSON.parse(match[4]!) as Record<string, string>, body: text.slice(match.index + match[0].length + 1, match.index + match[0].length + 1 + Number(match[3])) }));
-    expect(frames.map((frame) => frame.index).sort()).toEqual([0, 1]);
-    const [refused, answered] = [frames.find((frame) => frame.index === 0)!, frames.find((frame) => frame.index === 1)!];
+    const frames = await framesOf(response, 2);
+    const [refused, answered] = [frames[0]!, frames[1]!];
     expect((JSON.parse(refused.body) as GraphQLResult).errors?.[0]?.extensions?.code).toBe('OPERATION_TOO_EXPENSIVE');
     expect(refused.headers['x-upstream-calls']).toBe('0');
     expect(JSON.parse(answered.body)).toMatchObject({ data: { reward: { id: 'rw_bookshop_25' } } });
     expect(answered.headers['x-upstream-calls']).toBe('1');
+  });
+
+  it('refuses a mutation in it with BAD_REQUEST, unrun, and answers the reads beside it', async () => {
+    const recognition = emulator('recognition');
+    await recognition.clearRequests();
+    const mutation = { query: 'mutation { deleteWebhook(id: "wh_001") { success } }' };
+    const response = await post(JSON.stringify([mutation, read]), { [READ_BATCH_HEADER]: '-,-' });
+    const frames = await framesOf(response, 2);
+    expect(frames[0]!.status).toBe(400);
+    expect((JSON.parse(frames[0]!.body) as GraphQLResult).errors?.[0]).toMatchObject({ message: expect.stringContaining('a batch of reads carries queries only'), extensions: { code: 'BAD_REQUEST' } });
+    expect(frames[1]!.status).toBe(200);
+    expect(JSON.parse(frames[1]!.body)).toMatchObject({ data: { reward: { id: 'rw_bookshop_25' } } });
+    const calls = (await recognition.requests()).filter((request) => !request.path.startsWith('/__emulator'));
+    expect(calls.map((call) => call.method)).toEqual(['GET']);
   });
 
   it.each([
