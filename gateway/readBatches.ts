@@ -32,20 +32,21 @@ class Member {
     });
   }
 
-  answer(answer: SubgraphAnswer): void {
-    if (this.settled) return;
+  /** Whether this call settles it: the first answer or failure wins. */
+  private settle(): boolean {
+    if (this.settled) return false;
     this.settled = true;
     this.unlisten();
     this.onSettled?.();
-    this.resolve(answer);
+    return true;
+  }
+
+  answer(answer: SubgraphAnswer): void {
+    if (this.settle()) this.resolve(answer);
   }
 
   fail(error: unknown): void {
-    if (this.settled) return;
-    this.settled = true;
-    this.unlisten();
-    this.onSettled?.();
-    this.reject(error);
+    if (this.settle()) this.reject(error);
   }
 
   /** Hands the read over to a request of its own: it settles with that one. */
@@ -191,11 +192,13 @@ export function createReadBatcher({ url, fetcher, maxAnswerBytes, maxBatch = MAX
     member.onSettled = answered;
   };
 
+  const postAlone = (headers: Record<string, string>, body: string, budget: number | undefined, cancellation: Cancellation | undefined) =>
+    fetcher.post(url, budget === undefined ? headers : { ...headers, [CALL_BUDGET_HEADER]: String(budget) }, body, cancellation);
+
   const sendAlone = (headers: Record<string, string>, member: Member) => {
     if (member.settled) return;
     track(member);
-    const sent = member.budget === undefined ? headers : { ...headers, [CALL_BUDGET_HEADER]: String(member.budget) };
-    member.forward(fetcher.post(url, sent, member.body, member.cancellation));
+    member.forward(postAlone(headers, member.body, member.budget, member.cancellation));
   };
 
   const refused = (headers: Record<string, string>) => (status: number, members: readonly Member[]) => {
@@ -239,12 +242,19 @@ export function createReadBatcher({ url, fetcher, maxAnswerBytes, maxBatch = MAX
 
   return {
     post(headers, body, budget, cancellation) {
+      // Alone at concurrency 1, say: a read waits for others only while reads are in flight, or for a
+      // window asked for, and never once the subgraph has turned batches down. Sent as it was before
+      // batching, with nothing of a batch's bookkeeping.
+      if (!batching || (outstanding === 0 && windowMs === 0 && gathering.size === 0)) {
+        outstanding += 1;
+        const answer = postAlone(headers, body, budget, cancellation);
+        answer.then(answered, answered);
+        return answer;
+      }
       return new Promise<SubgraphAnswer>((resolve, reject) => {
         const member = new Member(body, budget, resolve, reject);
         member.listen(cancellation);
         if (member.settled) return;
-        // Alone at concurrency 1, say: a read waits for others only while reads are in flight, or for a window asked for.
-        if (outstanding === 0 && windowMs === 0 && gathering.size === 0) return sendAlone(headers, member);
         const key = JSON.stringify(headers);
         let batch = gathering.get(key);
         const bytes = Buffer.byteLength(body);

@@ -79,7 +79,8 @@ export function createReadBatchHandler<Context extends BaseContext>({ server, ex
     if (compiled?.served) return { status: 200, headers: { 'content-type': compiled.contentType, [DATA_ONLY_HEADER]: '1' }, bytes: compiled.bytes };
     const built = compiled?.context;
     // A batch runs its operations side by side: a mutation, which must run alone and in order, is never one of them.
-    if (!compiled?.served && !isRead(body)) return badRequest('a batch of reads carries queries only: send a mutation on its own');
+    // A compiled repeat that handed back its context is a query already: its text is not parsed again.
+    if (!compiled?.served && !built && !isRead(body)) return badRequest('a batch of reads carries queries only: send a mutation on its own');
     const response = await server.executeHTTPGraphQLRequest({
       httpGraphQLRequest: { method: 'POST', headers: headerMapOf(req.headers), search: '', body },
       context: built ? async () => built : async () => makeContext(),

@@ -135,6 +135,24 @@ describe('a subgraph that does not take batches', () => {
     frames = undefined;
   });
 
+  it('that answers part of a batch and then hangs is given up at the deadline: the unanswered reads fail, the answered keep their answers', async () => {
+    frames = (res) => {
+      res.writeHead(200, { 'content-type': READ_BATCH_TYPE });
+      res.write(Buffer.concat(encodeFrame(0, 200, {}, Buffer.from('{"data":{"ok":true}}'))));
+      // Never ends: only the gateway's deadline can close it.
+    };
+    const hurried = createUndiciFetcher({ timeoutMs: 300 });
+    try {
+      const batcher = createReadBatcher({ url: `${(await started).url}/graphql`, fetcher: hurried, maxAnswerBytes: 1024 * 1024, windowMs: 5 });
+      const [first, second] = await Promise.allSettled(['{ a }', '{ b }'].map((query) => batcher.post({ 'content-type': 'application/json' }, read(query), undefined, undefined)));
+      expect(first).toMatchObject({ status: 'fulfilled', value: { status: 200 } });
+      expect(second).toMatchObject({ status: 'rejected', reason: { name: 'TimeoutError' } });
+    } finally {
+      frames = undefined;
+      await hurried.close();
+    }
+  });
+
   it('that breaks its frames fails the reads it left unanswered, and answers the rest', async () => {
     frames = (res, body) => {
       res.writeHead(200, { 'content-type': READ_BATCH_TYPE });
