@@ -5,7 +5,10 @@ import { basename } from 'node:path';
  * Summarises a `.cpuprofile` (from `BENCH_CPU_PROF=dir npm run bench`) by self time: which
  * functions, files and packages the CPU was actually in, idle and GC shown apart.
  *
- *   node --import tsx bench/profile.ts /tmp/prof/gateway/CPU.<...>.cpuprofile [rows]
+ *   node --import tsx bench/profile.ts /tmp/prof/gateway/CPU.<...>.cpuprofile [rows] [last seconds]
+ *
+ * `last seconds` keeps only the samples of the profile's last seconds: start-up and warm-up
+ * otherwise dominate a profile of a few seconds of load.
  */
 interface ProfileNode {
   id: number;
@@ -14,13 +17,16 @@ interface ProfileNode {
 
 interface CpuProfile {
   nodes: ProfileNode[];
+  /** Microseconds on a monotonic clock, as is `endTime`. */
+  startTime: number;
+  endTime: number;
   samples: number[];
   timeDeltas: number[];
 }
 
-const [file, rowsArg] = process.argv.slice(2);
+const [file, rowsArg, lastArg] = process.argv.slice(2);
 if (!file) {
-  console.error('usage: node --import tsx bench/profile.ts <file.cpuprofile> [rows]');
+  console.error('usage: node --import tsx bench/profile.ts <file.cpuprofile> [rows] [last seconds]');
   process.exit(2);
 }
 const rows = Number(rowsArg ?? 25);
@@ -41,9 +47,13 @@ function packageOf(url: string): string {
 const selfUs = { function: new Map<string, number>(), file: new Map<string, number>(), package: new Map<string, number>() };
 let totalUs = 0;
 let idleUs = 0;
+const fromUs = lastArg ? profile.endTime - Number(lastArg) * 1e6 : 0;
+let clockUs = profile.startTime;
 const add = (map: Map<string, number>, key: string, us: number) => map.set(key, (map.get(key) ?? 0) + us);
 profile.samples.forEach((id, index) => {
   const us = profile.timeDeltas[index] ?? 0;
+  clockUs += us;
+  if (clockUs < fromUs) return;
   const { functionName, url, lineNumber } = byId.get(id)!.callFrame;
   totalUs += us;
   const where = url ? `${basename(url)}:${lineNumber + 1}` : '';

@@ -51,9 +51,15 @@ export function createLogger({ name, level = process.env.LOG_LEVEL ?? 'info', de
   // A quiet process would hold a lone warning until 16 KiB followed it (a breaker opening could go
   // unseen for hours): what is buffered also goes out within FLUSH_EVERY_MS, and pino flushes the
   // rest when the process exits.
-  const stdout = pino.destination({ dest: 1, sync: false, minLength: 16 * 1024, maxWrite: 64 * 1024 });
+  //
+  // Lines are handed over as bytes: given strings, sonic-boom appends each to its pending string and
+  // measures that whole string's UTF-8 length again (up to `maxWrite`), which made writing the
+  // access log 7% of the gateway's CPU at concurrency 32. Given buffers, it keeps a list and a count.
+  const stdout = pino.destination({ dest: 1, sync: false, minLength: 16 * 1024, maxWrite: 64 * 1024, contentMode: 'buffer' });
   setInterval(() => stdout.flush(), FLUSH_EVERY_MS).unref();
-  return pino(options, stdout);
+  // sonic-boom's types know only its string mode.
+  const bytes = stdout as unknown as { write(data: Buffer): boolean };
+  return pino(options, { write: (line: string) => bytes.write(Buffer.from(line)) });
 }
 
 /** Apollo's logger interface over pino: Apollo passes pre-formatted strings. */

@@ -21,4 +21,19 @@ describe('the stdout logger', () => {
       child.kill('SIGKILL');
     }
   }, 20_000);
+
+  it('writes every line whole and in order, multi-byte text included, through to a process.exit right after', async () => {
+    // Lines go to stdout as bytes: 3,000 of them cross several 16 KiB batches, the last is logged
+    // in the same turn as the exit, and 'é✓' is more bytes than characters.
+    const script = `import { createLogger } from ${JSON.stringify(LOGGER)}; const logger = createLogger({ name: 'busy', level: 'info' }); for (let i = 0; i < 3000; i++) logger.info({ i, text: 'é✓'.repeat(i % 7) }, 'line'); logger.warn('last'); process.exit(0);`;
+    const child = spawn(process.execPath, ['--import', 'tsx', '--input-type=module', '-e', script], { stdio: ['ignore', 'pipe', 'inherit'] });
+    const lines: string[] = [];
+    createInterface({ input: child.stdout }).on('line', (line) => lines.push(line));
+    const code = await new Promise<number | null>((resolve) => child.once('close', resolve));
+    expect(code).toBe(0);
+    expect(lines).toHaveLength(3001);
+    const parsed = lines.map((line) => JSON.parse(line) as { i?: number; text?: string; msg: string });
+    parsed.slice(0, 3000).forEach((line, index) => expect(line).toMatchObject({ i: index, text: 'é✓'.repeat(index % 7), msg: 'line' }));
+    expect(parsed[3000]).toMatchObject({ msg: 'last', level: 40 });
+  }, 20_000);
 });
