@@ -1,5 +1,5 @@
 import type { ApolloServerPlugin } from '@apollo/server';
-import type { Logger } from '../lib/logger.ts';
+import { writeTogether, type Logger } from '../lib/logger.ts';
 import type { GatewayContext } from './context.ts';
 import { callerKey } from './rateLimit.ts';
 
@@ -38,7 +38,9 @@ export function createAccessLog(logger: Logger, enabled: boolean) {
   const writePending = () => {
     const batch = pending;
     pending = [];
-    for (const line of batch) lines.info(line, 'operation');
+    writeTogether(lines, () => {
+      for (const line of batch) lines.info(line, 'operation');
+    });
   };
   return {
     record(context: Pick<GatewayContext, 'headers' | 'principal' | 'calls'>, entry: AccessEntry): void {

@@ -59,7 +59,42 @@ export function createLogger({ name, level = process.env.LOG_LEVEL ?? 'info', de
   setInterval(() => stdout.flush(), FLUSH_EVERY_MS).unref();
   // sonic-boom's types know only its string mode.
   const bytes = stdout as unknown as { write(data: Buffer): boolean };
-  return pino(options, { write: (line: string) => bytes.write(Buffer.from(line)) });
+  let collected: string[] | undefined;
+  const lines: DestinationStream & Together = {
+    write(line) {
+      if (collected) collected.push(line);
+      else bytes.write(Buffer.from(line));
+    },
+    [TOGETHER](run) {
+      if (collected) return run();
+      collected = [];
+      try {
+        run();
+      } finally {
+        const text = collected.join('');
+        collected = undefined;
+        if (text) bytes.write(Buffer.from(text));
+      }
+    },
+  };
+  return pino(options, lines);
+}
+
+const TOGETHER = Symbol('together');
+interface Together {
+  [TOGETHER](run: () => void): void;
+}
+
+/**
+ * Runs `run`, the lines it logs to stdout encoded into one buffer: a buffer for each line of the
+ * access log was another 3% of the gateway's CPU. Synchronous, so no line waits for a later turn
+ * (nor is lost to an exit). Any other destination gets the lines one by one, as always.
+ */
+export function writeTogether(logger: Logger, run: () => void): void {
+  const stream = (logger as unknown as Record<symbol, Partial<Together> | undefined>)[pino.symbols.streamSym];
+  const together = stream?.[TOGETHER];
+  if (together) together.call(stream, run);
+  else run();
 }
 
 /** Apollo's logger interface over pino: Apollo passes pre-formatted strings. */

@@ -23,9 +23,17 @@ describe('the stdout logger', () => {
   }, 20_000);
 
   it('writes every line whole and in order, multi-byte text included, through to a process.exit right after', async () => {
-    // Lines go to stdout as bytes: 3,000 of them cross several 16 KiB batches, the last is logged
-    // in the same turn as the exit, and 'é✓' is more bytes than characters.
-    const script = `import { createLogger } from ${JSON.stringify(LOGGER)}; const logger = createLogger({ name: 'busy', level: 'info' }); for (let i = 0; i < 3000; i++) logger.info({ i, text: 'é✓'.repeat(i % 7) }, 'line'); logger.warn('last'); process.exit(0);`;
+    // Lines go to stdout as bytes: 3,000 of them cross several 16 KiB batches, the first 1,500 (as
+    // the access log writes a turn's lines) encoded together, the last logged in the same turn as
+    // the exit; 'é✓' is more bytes than characters.
+    const script = [
+      `import { createLogger, writeTogether } from ${JSON.stringify(LOGGER)};`,
+      `const logger = createLogger({ name: 'busy', level: 'info' }).child({});`,
+      `const line = (i) => logger.info({ i, text: 'é✓'.repeat(i % 7) }, 'line');`,
+      `writeTogether(logger, () => { for (let i = 0; i < 1500; i++) line(i); });`,
+      `for (let i = 1500; i < 3000; i++) line(i);`,
+      `logger.warn('last'); process.exit(0);`,
+    ].join(' ');
     const child = spawn(process.execPath, ['--import', 'tsx', '--input-type=module', '-e', script], { stdio: ['ignore', 'pipe', 'inherit'] });
     const lines: string[] = [];
     createInterface({ input: child.stdout }).on('line', (line) => lines.push(line));
