@@ -184,9 +184,9 @@ export async function measureTwoHops(
       if (!isDeepStrictEqual(graphData, data)) throw new Error(`the ${side} does not answer ${operation.name} as the graph does`);
     }
 
-    // Bring each side's code to the optimised state the graph's reached over the scenarios: the hops
-    // are fresh, and the gateways that share or batch nothing sat idle through the scenarios (V8 may
-    // flush code not run over several collections), so each is warmed on the operation it is timed on.
+    // Bring each side to the state the graph's reached over the scenarios: the hops are fresh, and
+    // the gateways that share or batch nothing sat idle through them, so each is warmed on the
+    // operation it is timed on, as the graph was.
     const idle = [all.twoHops, ...(unsharedClient ? [all.gatewayUnshared] : []), ...(unbatchedClient ? [all.gatewayUnbatched] : [])];
     if (settings.loadWarmupMs > 0) for (const side of idle) await runLoad(side, { concurrency: LOAD_WARMUP_CONCURRENCY, durationMs: settings.loadWarmupMs });
     const order = unbatchedClient
