@@ -38,6 +38,8 @@ const REDACT_PATHS = [
   'provision_key',
 ];
 
+/** What stdout may hold unwritten before lines are dropped. */
+export const MAX_BUFFERED_BYTES = 8 * 1024 * 1024;
 /** The longest a logged line waits in the stdout buffer. */
 const FLUSH_EVERY_MS = 250;
 
@@ -55,8 +57,23 @@ export function createLogger({ name, level = process.env.LOG_LEVEL ?? 'info', de
   // Lines are handed over as bytes: given strings, sonic-boom appends each to its pending string and
   // measures that whole string's UTF-8 length again (up to `maxWrite`), which made writing the
   // access log 7% of the gateway's CPU at concurrency 32. Given buffers, it keeps a list and a count.
-  const stdout = pino.destination({ dest: 1, sync: false, minLength: 16 * 1024, maxWrite: 64 * 1024, contentMode: 'buffer' });
-  setInterval(() => stdout.flush(), FLUSH_EVERY_MS).unref();
+  //
+  // A reader of stdout that stops reading (a stuck log collector) must not grow the buffer without
+  // end: past MAX_BUFFERED_BYTES lines are dropped, and counted, until it reads again.
+  const stdout = pino.destination({ dest: 1, sync: false, minLength: 16 * 1024, maxWrite: 64 * 1024, maxLength: MAX_BUFFERED_BYTES, contentMode: 'buffer' });
+  let dropped = 0;
+  stdout.on('drop', () => {
+    dropped += 1;
+  });
+  setInterval(() => {
+    stdout.flush();
+    if (dropped === 0) return;
+    const count = dropped;
+    dropped = 0;
+    logger.warn({ dropped: count }, 'log lines dropped: stdout was not read');
+    // Still no room, the notice itself dropped: told with the next.
+    if (dropped > 0) dropped += count - 1;
+  }, FLUSH_EVERY_MS).unref();
   // sonic-boom's types know only its string mode.
   const bytes = stdout as unknown as { write(data: Buffer): boolean };
   let collected: string[] | undefined;
@@ -77,7 +94,8 @@ export function createLogger({ name, level = process.env.LOG_LEVEL ?? 'info', de
       }
     },
   };
-  return pino(options, lines);
+  const logger = pino(options, lines);
+  return logger;
 }
 
 const TOGETHER = Symbol('together');

@@ -36,8 +36,9 @@ export function isReadBatch(req: IncomingMessage): boolean {
 
 const JSON_TYPE = { 'content-type': 'application/json' };
 
-function badRequest(message: string): ReadAnswer {
-  return { status: 400, headers: JSON_TYPE, bytes: Buffer.from(JSON.stringify({ errors: [{ message, extensions: { code: 'BAD_REQUEST' } }] })) };
+/** A read's frame holding one GraphQL error, as Apollo Server words a request it refuses. */
+function errorAnswer(status: number, message: string, code: string): ReadAnswer {
+  return { status, headers: JSON_TYPE, bytes: Buffer.from(JSON.stringify({ errors: [{ message, extensions: { code } }] })) };
 }
 
 /**
@@ -73,14 +74,14 @@ function isRequestObject(value: unknown): value is Record<string, unknown> {
 export function createReadBatchHandler<Context extends BaseContext>({ server, execution, context, cap, maxBodyBytes }: ReadBatchOptions<Context>) {
   async function answerOne(body: Record<string, unknown>, req: IncomingMessage, scope: CallScope): Promise<ReadAnswer> {
     const illFormed = illFormedVariablesMessage(body.variables);
-    if (illFormed) return { status: 400, headers: JSON_TYPE, bytes: Buffer.from(JSON.stringify({ errors: [{ message: illFormed, extensions: { code: 'BAD_USER_INPUT' } }] })) };
+    if (illFormed) return errorAnswer(400, illFormed, 'BAD_USER_INPUT');
     const makeContext = () => context(req.headers, scope);
     const compiled = execution ? await execution.answer(body, makeContext, req.headers.accept) : undefined;
     if (compiled?.served) return { status: 200, headers: { 'content-type': compiled.contentType, [DATA_ONLY_HEADER]: '1' }, bytes: compiled.bytes };
     const built = compiled?.context;
     // A batch runs its operations side by side: a mutation, which must run alone and in order, is never one of them.
     // A compiled repeat that handed back its context is a query already: its text is not parsed again.
-    if (!compiled?.served && !built && !isRead(body)) return badRequest('a batch of reads carries queries only: send a mutation on its own');
+    if (!built && !isRead(body)) return errorAnswer(400, 'a batch of reads carries queries only: send a mutation on its own', 'BAD_REQUEST');
     const response = await server.executeHTTPGraphQLRequest({
       httpGraphQLRequest: { method: 'POST', headers: headerMapOf(req.headers), search: '', body },
       context: built ? async () => built : async () => makeContext(),
@@ -140,7 +141,7 @@ export function createReadBatchHandler<Context extends BaseContext>({ server, ex
         answerOne(read, req, scopes[index]!).then(
           (answer) => write(index, answer),
           // What Apollo Server would have answered for a failure outside GraphQL's own errors.
-          () => write(index, { status: 500, headers: JSON_TYPE, bytes: Buffer.from(JSON.stringify({ errors: [{ message: 'internal error', extensions: { code: 'INTERNAL_SERVER_ERROR' } }] })) }),
+          () => write(index, errorAnswer(500, 'internal error', 'INTERNAL_SERVER_ERROR')),
         ),
       ),
     );

@@ -44,4 +44,39 @@ describe('the stdout logger', () => {
     parsed.slice(0, 3000).forEach((line, index) => expect(line).toMatchObject({ i: index, text: 'é✓'.repeat(index % 7), msg: 'line' }));
     expect(parsed[3000]).toMatchObject({ msg: 'last', level: 40 });
   }, 20_000);
+
+  it('holds at most MAX_BUFFERED_BYTES for a stdout nobody reads, then says how many lines it dropped once read again', async () => {
+    // 40 MiB of lines while the pipe is not read: the buffer stops near its bound, and the process
+    // reports what it holds on stderr. Then the pipe is read, and a warning counts the dropped lines.
+    const script = [
+      `import { createLogger, MAX_BUFFERED_BYTES } from ${JSON.stringify(LOGGER)};`,
+      `const logger = createLogger({ name: 'stuck', level: 'info' });`,
+      `const filler = 'x'.repeat(1000);`,
+      `for (let i = 0; i < 40000; i++) logger.info({ i, filler }, 'line');`,
+      `process.stderr.write(JSON.stringify({ held: process.memoryUsage().arrayBuffers, bound: MAX_BUFFERED_BYTES }) + '\\n');`,
+      `setInterval(() => {}, 1000);`,
+    ].join(' ');
+    const child = spawn(process.execPath, ['--import', 'tsx', '--input-type=module', '-e', script], { stdio: ['ignore', 'pipe', 'pipe'] });
+    try {
+      child.stdout.pause();
+      const report = await new Promise<string>((resolve, reject) => {
+        createInterface({ input: child.stderr }).once('line', resolve);
+        child.once('exit', (code) => reject(new Error(`the process exited (${code}) before reporting`)));
+      });
+      const { held, bound } = JSON.parse(report) as { held: number; bound: number };
+      expect(held).toBeLessThan(bound * 2);
+      const notice = await new Promise<{ dropped: number; level: number }>((resolve) => {
+        createInterface({ input: child.stdout }).on('line', (line) => {
+          const parsed = JSON.parse(line) as { msg: string; dropped: number; level: number };
+          if (parsed.msg === 'log lines dropped: stdout was not read') resolve(parsed);
+        });
+        child.stdout.resume();
+      });
+      expect(notice.level).toBe(40);
+      // Some 8,000 of the 40,000 fit under the bound; most of the rest were dropped.
+      expect(notice.dropped).toBeGreaterThan(20_000);
+    } finally {
+      child.kill('SIGKILL');
+    }
+  }, 30_000);
 });
