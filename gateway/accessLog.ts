@@ -43,7 +43,7 @@ export function createAccessLog(logger: Logger, enabled: boolean) {
     });
   };
   return {
-    record(context: Pick<GatewayContext, 'headers' | 'principal' | 'calls'>, entry: AccessEntry): void {
+    record(context: Pick<GatewayContext, 'headers' | 'principal' | 'calls' | 'connection'>, entry: AccessEntry): void {
       if (!enabled || !lines.isLevelEnabled('info')) return;
       if (pending.length === 0) setImmediate(writePending);
       // Every field is read now: the line keeps no reference to the request (nor its credential).
@@ -57,7 +57,7 @@ export function createAccessLog(logger: Logger, enabled: boolean) {
         errorCodes: entry.errorCodes,
         path: entry.path,
         upstreamCalls: context.calls?.spent,
-        caller: callerKey(context.headers, context.principal)?.slice(0, 24),
+        caller: callerKey(context.headers, context.principal, context.connection)?.slice(0, 24),
       });
     },
   };

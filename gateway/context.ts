@@ -32,4 +32,6 @@ export interface GatewayContext {
   departure?: ClientDeparture | undefined;
   /** What is left of the operation's upstream call budget, set once its estimate was accepted. */
   calls?: CallLedger | undefined;
+  /** The request's connection (its socket), for what is remembered per connection, such as its caller's key. */
+  connection?: object | undefined;
 }

@@ -1,4 +1,5 @@
-import { Counter, Gauge, Histogram, type Registry } from 'prom-client';
+import { Counter, Gauge, type Registry } from 'prom-client';
+import { PlainCounter, PlainHistogram, type CounterSeries, type HistogramSeries } from '../lib/plainMetrics.ts';
 import type { SubscriptionExecutor } from './subscriptions/executor.ts';
 import type { SharedPayloads } from './subscriptions/sharedPayloads.ts';
 import type { MicroCache } from './microCache.ts';
@@ -11,28 +12,18 @@ export interface OperationMetrics {
 }
 
 export function createOperationMetrics(registry: Registry): OperationMetrics {
-  const operations = new Counter({
-    name: 'gateway_operations_total',
-    help: 'GraphQL operations handled, by type and outcome',
-    labelNames: ['type', 'outcome'] as const,
-    registers: [registry],
-  });
-  const seconds = new Histogram({
-    name: 'gateway_operation_seconds',
-    help: 'GraphQL operation duration at the gateway',
-    labelNames: ['type'] as const,
-    buckets: [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5],
-    registers: [registry],
-  });
-  const passedThrough = new Counter({
-    name: 'gateway_operations_passed_through_total',
-    help: 'Of those, operations one subgraph answered whole, passed to the client as they came, without Apollo Server',
-    labelNames: ['type'] as const,
-    registers: [registry],
-  });
-  // Each labelled series is looked up once: prom-client hashes the labels on every call otherwise.
-  // The types are GraphQL's three (and `unknown`), so the map stays small.
-  const series = new Map<string, { operations: { inc(): void }; seconds: { observe(value: number): void }; passedThrough?: { inc(): void } }>();
+  // Counted into plain numbers, read when scraped: these count every operation.
+  const operations = new PlainCounter('gateway_operations_total', 'GraphQL operations handled, by type and outcome', ['type', 'outcome'] as const, registry);
+  const seconds = new PlainHistogram('gateway_operation_seconds', 'GraphQL operation duration at the gateway', ['type'] as const, [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5], registry);
+  const passedThrough = new PlainCounter(
+    'gateway_operations_passed_through_total',
+    'Of those, operations one subgraph answered whole, passed to the client as they came, without Apollo Server',
+    ['type'] as const,
+    registry,
+  );
+  // Each labelled series is looked up once per type and outcome. The types are GraphQL's three (and
+  // `unknown`), so the map stays small.
+  const series = new Map<string, { operations: CounterSeries; seconds: HistogramSeries; passedThrough?: CounterSeries }>();
   const seriesOf = (type: string, outcome: 'ok' | 'error') => {
     const key = `${type}\u0000${outcome}`;
     let found = series.get(key);

@@ -4,14 +4,17 @@ import { CALL_BUDGET_HEADER } from '../lib/callBudget.ts';
 import { BrokenBatch, budgetsHeader, FrameReader, MAX_READ_BATCH, READ_BATCH_HEADER, READ_BATCH_TYPE, type BatchFrame } from '../lib/readBatch.ts';
 import type { Cancellation, StreamedAnswerHandler, SubgraphAnswer, UndiciFetcher } from './fetcher.ts';
 
+// Shared, not a fresh arrow per read: the TypeScript loader defines a `name` on each named closure.
+const NOTHING = () => {};
+
 /** One read waiting for its batch, then for its frame. */
 class Member {
   settled = false;
   /** Told when its caller goes away; a batch sent counts the callers still waiting on it. */
-  onLeft: () => void = () => {};
+  onLeft: () => void = NOTHING;
   /** Told once it is settled, after it was sent. */
   onSettled: (() => void) | undefined;
-  private unlisten: () => void = () => {};
+  private unlisten: () => void = NOTHING;
   cancellation: Cancellation | undefined;
 
   constructor(

@@ -166,6 +166,7 @@ export async function startGateway(config: GatewayConfig, logger: Logger): Promi
       headers: (caller?.headers ?? req.headers) as IncomingHttpHeaders,
       origin: gatewayOrigin(config.publicUrl, req, config.trustedProxies),
       principal: caller?.principal,
+      connection: req.socket,
       // Its AbortSignal is made only when read: the subgraph requests, shared or not, are cut off through `departure`.
       get signal() {
         return departure?.signal;
@@ -260,6 +261,59 @@ export async function startGateway(config: GatewayConfig, logger: Logger): Promi
   const connectionCaps = createConnectionCaps(config.maxConnectionsPerAddress, config.trustedProxies);
   const cors = createCors(config.cors);
   const compress = createCompression(config.compression);
+  // Declared once, not per request: a closure named per request costs a `name` property defined on
+  // it each time (the TypeScript loader keeps function names).
+  async function handle(req: http.IncomingMessage, res: http.ServerResponse, url: URL, streaming: boolean): Promise<unknown> {
+    if (url.pathname.startsWith(DOWNLOADS_PATH)) return downloads.handle(req, res, url);
+    if (dashboard?.handles(url.pathname)) return dashboard.handle(req, res, url.pathname);
+    switch (url.pathname) {
+      case '/graphql':
+        if ((authenticator.enabled || limiter.enabled) && !isLandingPage(req)) {
+          let caller: Authenticated;
+          try {
+            caller = await authenticator.authenticate(req.headers, req.socket.remoteAddress);
+          } catch (error) {
+            if (!(error instanceof AuthFailure)) throw error;
+            req.resume();
+            return sendJson(res, error.status, { errors: [{ message: error.message, extensions: { code: error.status === 401 ? 'UNAUTHENTICATED' : 'UPSTREAM_UNAVAILABLE' } }] }, { 'www-authenticate': error.wwwAuthenticate });
+          }
+          const decision = await limiter.check(caller.headers, caller.principal, clientAddress(req, config.trustedProxies), req.socket);
+          if (!decision.allowed) {
+            req.resume();
+            return sendJson(res, 429, { errors: [rateLimitedError(decision)] }, { 'retry-after': String(decision.retryAfterSeconds) });
+          }
+          authenticated.set(req, caller);
+        }
+        if (streaming) {
+          const release = connectionCaps.admitStream(req);
+          if (!release) {
+            req.resume();
+            return sendJson(res, 429, TOO_MANY_STREAMS);
+          }
+          res.once('close', release);
+          eventStreams.add(res);
+          res.once('close', () => eventStreams.delete(res));
+          // Multipart first: its `Accept` is the more specific, and graphql-sse claims any PUT or DELETE.
+          return multipart.accepts(req) ? multipart.handle(req, res) : sse.handle(req, res);
+        }
+        departures.set(req, new ClientDeparture(res));
+        return graphql(req, res, url);
+      case '/.well-known/oauth-protected-resource':
+        return sendJson(res, 200, await protectedResource(req));
+      case '/health':
+        return sendJson(res, 200, { status: 'ok' });
+      case '/ready': {
+        if (draining) return sendJson(res, 503, { ready: false, draining: true });
+        const readiness = await currentReadiness();
+        return sendJson(res, readiness.ready ? 200 : 503, readiness);
+      }
+      case '/metrics':
+        return metricsEndpoint(req, res);
+      default:
+        return sendJson(res, 404, { message: `no route ${req.method} ${url.pathname}` });
+    }
+  }
+
   const server = http.createServer((req, res) => {
     const url = requestUrl(req);
     if (!url) return sendJson(res, 400, { message: 'bad request target' });
@@ -270,60 +324,10 @@ export async function startGateway(config: GatewayConfig, logger: Logger): Promi
       compress(req, res);
       countInFlight(res);
     }
-    const handle = async () => {
-      if (url.pathname.startsWith(DOWNLOADS_PATH)) return downloads.handle(req, res, url);
-      if (dashboard?.handles(url.pathname)) return dashboard.handle(req, res, url.pathname);
-      switch (url.pathname) {
-        case '/graphql':
-          if ((authenticator.enabled || limiter.enabled) && !isLandingPage(req)) {
-            let caller: Authenticated;
-            try {
-              caller = await authenticator.authenticate(req.headers, req.socket.remoteAddress);
-            } catch (error) {
-              if (!(error instanceof AuthFailure)) throw error;
-              req.resume();
-              return sendJson(res, error.status, { errors: [{ message: error.message, extensions: { code: error.status === 401 ? 'UNAUTHENTICATED' : 'UPSTREAM_UNAVAILABLE' } }] }, { 'www-authenticate': error.wwwAuthenticate });
-            }
-            const decision = await limiter.check(caller.headers, caller.principal, clientAddress(req, config.trustedProxies));
-            if (!decision.allowed) {
-              req.resume();
-              return sendJson(res, 429, { errors: [rateLimitedError(decision)] }, { 'retry-after': String(decision.retryAfterSeconds) });
-            }
-            authenticated.set(req, caller);
-          }
-          if (streaming) {
-            const release = connectionCaps.admitStream(req);
-            if (!release) {
-              req.resume();
-              return sendJson(res, 429, TOO_MANY_STREAMS);
-            }
-            res.once('close', release);
-            eventStreams.add(res);
-            res.once('close', () => eventStreams.delete(res));
-            // Multipart first: its `Accept` is the more specific, and graphql-sse claims any PUT or DELETE.
-            return multipart.accepts(req) ? multipart.handle(req, res) : sse.handle(req, res);
-          }
-          departures.set(req, new ClientDeparture(res));
-          return graphql(req, res, url);
-        case '/.well-known/oauth-protected-resource':
-          return sendJson(res, 200, await protectedResource(req));
-        case '/health':
-          return sendJson(res, 200, { status: 'ok' });
-        case '/ready': {
-          if (draining) return sendJson(res, 503, { ready: false, draining: true });
-          const readiness = await currentReadiness();
-          return sendJson(res, readiness.ready ? 200 : 503, readiness);
-        }
-        case '/metrics':
-          return metricsEndpoint(req, res);
-        default:
-          return sendJson(res, 404, { message: `no route ${req.method} ${url.pathname}` });
-      }
-    };
     // An SSE stream is not one span: each operation it carries has its own (`subscriptions/operations.ts`).
     // A download link is named by its template: its path is the link's only authority.
     const route = url.pathname === '/graphql' ? (streaming ? undefined : '/graphql') : url.pathname.startsWith(DOWNLOADS_PATH) ? `${DOWNLOADS_PATH}*` : undefined;
-    const work = tracing && route ? tracing.serve(req, res, handle, route) : handle();
+    const work = tracing && route ? tracing.serve(req, res, () => handle(req, res, url, streaming), route) : handle(req, res, url, streaming);
     work.catch((error: unknown) => {
       logger.error({ err: error instanceof Error ? { name: error.name, message: error.message } : String(error) }, 'request failed');
       if (!res.headersSent) sendJson(res, 500, { errors: [{ message: 'Internal server error', extensions: { code: 'INTERNAL_SERVER_ERROR' } }] });

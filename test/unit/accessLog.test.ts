@@ -51,4 +51,19 @@ describe('the caller key', () => {
     expect(callerKey({ 'x-recognition-token': '' }, undefined)).toMatch(/^c:/);
     expect(callerKey(headers, { id: 'u1' } as never)).toBe('p:u1');
   });
+
+  it('is remembered per connection only for the credentials it was computed from', () => {
+    const connection = {};
+    const first = { 'x-recognition-token': TOKEN };
+    const second = { 'x-recognition-token': `${TOKEN}x` };
+    const alone = (headers: Record<string, string>) => callerKey(headers, undefined);
+    expect(callerKey(first, undefined, connection)).toBe(alone(first));
+    // Another credential on the same keep-alive connection gets its own key, then the first its own again.
+    expect(callerKey(second, undefined, connection)).toBe(alone(second));
+    expect(callerKey(second, undefined, connection)).not.toBe(alone(first));
+    expect(callerKey(first, undefined, connection)).toBe(alone(first));
+    expect(callerKey({ ...first, 'x-marketplace-email': 'a@example.com' }, undefined, connection)).toBe(alone({ ...first, 'x-marketplace-email': 'a@example.com' }));
+    expect(callerKey({ accept: 'application/json' }, undefined, connection)).toBeUndefined();
+    expect(callerKey(first, { id: 'u1' } as never, connection)).toBe('p:u1');
+  });
 });
