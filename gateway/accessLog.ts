@@ -1,5 +1,5 @@
 import type { ApolloServerPlugin } from '@apollo/server';
-import { writeTogether, type Logger } from '../lib/logger.ts';
+import { plainInfoLines, writeTogether, type Logger } from '../lib/logger.ts';
 import type { GatewayContext } from './context.ts';
 import { callerKey } from './rateLimit.ts';
 
@@ -31,6 +31,7 @@ export interface AccessEntry {
  */
 export function createAccessLog(logger: Logger, enabled: boolean) {
   const lines = logger.child({}, { redact: [] });
+  const write = plainInfoLines(lines, 'operation');
   // The lines of one turn of the event loop are written together at its end, in order: the
   // logger's code then runs once per batch, not between two requests' work. Measured in pairs at
   // concurrency 32, that took 4-13 µs of CPU off each operation of the gateway.
@@ -39,7 +40,7 @@ export function createAccessLog(logger: Logger, enabled: boolean) {
     const batch = pending;
     pending = [];
     writeTogether(lines, () => {
-      for (const line of batch) lines.info(line, 'operation');
+      for (const line of batch) write(line);
     });
   };
   return {

@@ -19,8 +19,8 @@ export type Cancellation = AbortSignal | Departure;
 /** A subgraph's answer, read whole: subgraphs answer small JSON bodies. */
 export interface SubgraphAnswer {
   status: number;
-  /** Lower-case names, as undici gives them. */
-  headers: Record<string, string | string[] | undefined>;
+  /** Lower-case names, as undici gives them; read-only (a batch's frames share theirs). */
+  headers: Readonly<Record<string, string | string[] | undefined>>;
   /** The body as it came: passed on untouched where the gateway need not read it. */
   bytes: Buffer;
 }

@@ -115,6 +115,29 @@ export function writeTogether(logger: Logger, run: () => void): void {
   else run();
 }
 
+type PinoInternals = Record<symbol, unknown>;
+
+/**
+ * Writes info lines of plain data with `msg` as pino writes them (its level, time, bindings, the
+ * fields in order, the message last), the fields encoded by one `JSON.stringify`: pino's
+ * serialiser, which visits each field for serializers and redaction, was 2-3% of the gateway's CPU
+ * for the access log's line per operation. Only for fields that are plain JSON data and need no
+ * redaction (no credential, no error object); the caller checks the level.
+ */
+export function plainInfoLines(logger: Logger, msg: string): (fields: object) => void {
+  const internals = logger as unknown as PinoInternals;
+  const { symbols } = pino;
+  const level = (internals[symbols.lsCacheSym] as Record<number, string>)[logger.levels.values.info!]!;
+  const time = internals[symbols.timeSym] as () => string;
+  const chindings = internals[symbols.chindingsSym] as string;
+  const end = `,${JSON.stringify(internals[symbols.messageKeySym])}:${JSON.stringify(msg)}${internals[symbols.endSym] as string}`;
+  const stream = internals[symbols.streamSym] as DestinationStream;
+  return (fields) => {
+    const json = JSON.stringify(fields);
+    stream.write(`${level}${time()}${chindings}${json.length > 2 ? `,${json.slice(1, -1)}` : ''}${end}`);
+  };
+}
+
 /** Apollo's logger interface over pino: Apollo passes pre-formatted strings. */
 export function apolloLogger(logger: Logger) {
   return {

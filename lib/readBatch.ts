@@ -1,3 +1,5 @@
+import { createBoundedCache } from './boundedCache.ts';
+
 /**
  * Reads batched between the gateway and a subgraph (docs/PERFORMANCE.md, "Reads batched to a
  * subgraph"): the contract both sides read, written once here.
@@ -22,8 +24,8 @@ const NEWLINE = 0x0a;
 export interface BatchFrame {
   index: number;
   status: number;
-  /** Lower-case names. */
-  headers: Record<string, string>;
+  /** Lower-case names; shared with other frames, so read-only. */
+  headers: Readonly<Record<string, string>>;
   body: Buffer;
 }
 
@@ -62,7 +64,22 @@ export class BrokenBatch extends Error {
 
 const FRAME_LINE = /^(\d{1,5}) (\d{3}) (\d{1,15}) (\{.*\})$/;
 
-function headersOf(json: string): Record<string, string> {
+/**
+ * Frames of one subgraph carry the same few header lines over and over: each is parsed once. The
+ * parsed headers are frozen, shared by every frame that carried that line.
+ */
+const knownHeaders = createBoundedCache<Readonly<Record<string, string>>>(64);
+
+function headersOf(json: string): Readonly<Record<string, string>> {
+  let known = knownHeaders.get(json);
+  if (!known) {
+    known = Object.freeze(parseHeaders(json));
+    knownHeaders.set(json, known);
+  }
+  return known;
+}
+
+function parseHeaders(json: string): Record<string, string> {
   let parsed: unknown;
   try {
     parsed = JSON.parse(json);
@@ -82,7 +99,7 @@ function headersOf(json: string): Record<string, string> {
 export class FrameReader {
   private pending: Buffer[] = [];
   private pendingLength = 0;
-  private current: { index: number; status: number; length: number; headers: Record<string, string> } | undefined;
+  private current: { index: number; status: number; length: number; headers: Readonly<Record<string, string>> } | undefined;
   private readonly told = new Set<number>();
 
   constructor(

@@ -80,3 +80,25 @@ describe('the stdout logger', () => {
     }
   }, 30_000);
 });
+
+describe('plain info lines', () => {
+  it('are the lines pino itself writes for the same fields, but for the time', async () => {
+    const { createLogger, plainInfoLines } = await import('../../lib/logger.ts');
+    const written: string[] = [];
+    const logger = createLogger({ name: 'gateway', destination: { write: (line: string) => void written.push(line) } }).child({ component: 'access' });
+    const write = plainInfoLines(logger, 'operation');
+    const entries = [
+      { type: 'query', operation: 'Say "é✓"\n', documentHash: undefined, durationMs: 1.25, status: 200, errorCodes: [], path: 'pass-through', upstreamCalls: 1, caller: 'c:abc' },
+      { type: 'unknown', durationMs: Number.NaN, status: 400, errorCodes: ['BAD_USER_INPUT', 'GRAPHQL_PARSE_FAILED'], path: 'apollo' },
+      {},
+    ];
+    for (const fields of entries) {
+      logger.info(fields, 'operation');
+      write(fields);
+    }
+    expect(written).toHaveLength(6);
+    const withoutTime = (line: string) => line.replace(/,"time":\d+,/, ',"time":0,');
+    for (let n = 0; n < written.length; n += 2) expect(withoutTime(written[n + 1]!)).toBe(withoutTime(written[n]!));
+    expect(JSON.parse(written[1]!)).toMatchObject({ level: 30, name: 'gateway', component: 'access', operation: 'Say "é✓"\n', msg: 'operation' });
+  });
+});
