@@ -30,14 +30,18 @@ const settings = quick
   : { roundMs: 1000, rounds: 4, warmupMs: 400, jitWarmupMs: 500, economyRuns: 5 };
 const twoHopsSettings = { ...settings, rounds: 3, loadWarmupMs: quick ? 50 : 2000 };
 const subscriptionSettings: SubscriptionSettings = quick
-  ? { subscriberCounts: [1, 10], multipartSubscriberCounts: [10], events: 3, sustainedMs: 300, window: 4 }
-  : { subscriberCounts: [1, 100, 1000, 10_000], multipartSubscriberCounts: [1000], events: 30, sustainedMs: 3000, window: 8 };
+  ? { subscriberCounts: [1, 10], multipartSubscriberCounts: [10], bareWsSubscriberCounts: [10], events: 3, sustainedMs: 300, window: 4 }
+  : { subscriberCounts: [1, 100, 1000, 10_000], multipartSubscriberCounts: [1000], bareWsSubscriberCounts: [1000], events: 30, sustainedMs: 3000, window: 8 };
 const subscriberCounts = process.env.BENCH_SUBSCRIBERS?.split(',').map((count) => Number(count.trim()));
 if (subscriberCounts?.some((count) => !Number.isInteger(count) || count < 1 || count > 20_000)) {
   console.error('BENCH_SUBSCRIBERS lists counts of subscribers from 1 to 20000, such as 1000,10000');
   process.exit(2);
 }
-if (subscriberCounts) subscriptionSettings.subscriberCounts = subscriberCounts;
+if (subscriberCounts) {
+  subscriptionSettings.subscriberCounts = subscriberCounts;
+  // The bare broadcast is timed at the target's count only, when that count is asked for.
+  subscriptionSettings.bareWsSubscriberCounts = subscriberCounts.filter((count) => count === 1000);
+}
 const identicalSettings = quick ? { warmupMs: 50, durationMs: 200 } : { warmupMs: 400, durationMs: 2000 };
 /** The identical dashboards: this many clients asking one operation at once. */
 const IDENTICAL_CONCURRENCY = 32;

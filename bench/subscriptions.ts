@@ -1,6 +1,6 @@
 import { fork, type ChildProcess } from 'node:child_process';
 import { readFileSync } from 'node:fs';
-import { Pool } from 'undici';
+import { Pool, request } from 'undici';
 import WebSocket from 'ws';
 import { cpuMsOf, RUNTIME_FLAGS } from './processes.ts';
 import { percentile } from './stats.ts';
@@ -10,6 +10,8 @@ import { monotonicMs, type FromSubscribers, type SubscriberProcessSettings, type
 export interface SubscriptionResult {
   /** How every subscriber of the row subscribed. */
   transport: SubscriberTransport;
+  /** What served them: the graph, or a bare `ws` broadcast of one prebuilt frame (`bench/broadcaster.ts`, graphql-ws only). */
+  server: 'gateway' | 'bare ws';
   subscribers: number;
   /** Processes the subscribers ran in, none of them the benchmark's own. */
   subscriberProcesses: number;
@@ -24,7 +26,7 @@ export interface SubscriptionResult {
   eventsPerSec: number;
   deliveriesPerSec: number;
   /**
-   * The gateway's CPU time over the sustained stretch per delivery, in µs: what a delivery costs it
+   * The gateway's (or the bare broadcaster's) CPU time over the sustained stretch per delivery, in µs: what a delivery costs it
    * whatever else the machine runs (its whole work for the events included, not only the fan-out).
    */
   gatewayCpuUsPerDelivery: number;
@@ -49,6 +51,8 @@ export interface SubscriptionSettings {
   subscriberCounts: readonly number[];
   /** The same over multipart HTTP, measured after them. */
   multipartSubscriberCounts: readonly number[];
+  /** The same subscribers served by a bare `ws` broadcaster instead of the graph, measured last. */
+  bareWsSubscriberCounts: readonly number[];
   /** Events timed one at a time per subscriber count (a third as many from 10,000 subscribers: each is 10,000 samples). */
   events: number;
   sustainedMs: number;
@@ -66,6 +70,23 @@ const WARMUP_TIMEOUT_MS = 250;
 /** Subscribers one process holds at most: 10,000 subscribers run in four. */
 const SUBSCRIBERS_PER_PROCESS = 2500;
 const SUBSCRIBER_ENTRY = new URL('./subscriberProcess.ts', import.meta.url).pathname;
+const BROADCASTER_ENTRY = new URL('./broadcaster.ts', import.meta.url).pathname;
+
+/** The bare broadcaster in a process of its own, as the gateway is. */
+async function startBroadcaster(): Promise<{ origin: string; pid: number; stop(): Promise<void> }> {
+  const child = fork(BROADCASTER_ENTRY, [], { execArgv: [...RUNTIME_FLAGS, '--import', 'tsx'], stdio: ['ignore', 'inherit', 'inherit', 'ipc'] });
+  const port = await new Promise<number>((resolve, reject) => {
+    child.once('exit', (code) => reject(new Error(`the broadcaster exited (${code}) before it listened`)));
+    child.once('message', (message: { port: number }) => resolve(message.port));
+  });
+  const stop = async () => {
+    if (child.exitCode !== null || child.signalCode !== null) return;
+    const exited = new Promise((resolve) => child.once('exit', resolve));
+    child.disconnect();
+    await exited;
+  };
+  return { origin: `http://127.0.0.1:${port}`, pid: child.pid!, stop };
+}
 
 interface Pending {
   sentAt: number;
@@ -195,16 +216,25 @@ export async function measureSubscriptions(
   };
 
   const results: SubscriptionResult[] = [];
+  let broadcaster: Awaited<ReturnType<typeof startBroadcaster>> | undefined;
   try {
     const runs = [
-      ...settings.subscriberCounts.map((subscribers) => ({ transport: 'graphql-ws' as const, subscribers })),
-      ...settings.multipartSubscriberCounts.map((subscribers) => ({ transport: 'multipart' as const, subscribers })),
+      ...settings.subscriberCounts.map((subscribers) => ({ transport: 'graphql-ws' as const, server: 'gateway' as const, subscribers })),
+      ...settings.multipartSubscriberCounts.map((subscribers) => ({ transport: 'multipart' as const, server: 'gateway' as const, subscribers })),
+      ...settings.bareWsSubscriberCounts.map((subscribers) => ({ transport: 'graphql-ws' as const, server: 'bare ws' as const, subscribers })),
     ];
-    for (const { transport, subscribers } of runs) {
+    for (const { transport, server, subscribers } of runs) {
+      const bare = server === 'bare ws' ? (broadcaster ??= await startBroadcaster()) : undefined;
+      const pid = bare?.pid ?? gateway.pid;
+      /** The subscriptions the server holds. */
+      const held = async () => (bare ? Number(await (await fetch(`${bare.origin}/subscribers`)).text()) : (await gatewayMetrics()).subscribers);
+      // The broadcaster keeps no metrics and has no inspector: its counters and heap are not measured.
+      const counters = async () => (bare ? { executions: Number.NaN, upstreams: Number.NaN, subscribers: Number.NaN, serializations: Number.NaN, directFrames: Number.NaN } : gatewayMetrics());
+      const heapBytes = () => (bare ? Promise.resolve(Number.NaN) : liveHeapBytes(gateway.inspectorUrl));
       const failures: string[] = [];
-      const heapBefore = await liveHeapBytes(gateway.inspectorUrl);
-      const rssBefore = residentBytes(gateway.pid);
-      const group = await startSubscribers({ transport, url: graphqlUrl, connectionParams, query: SUBSCRIPTION, variables: { tag: HASHTAG } }, subscribers, (message) => {
+      const heapBefore = await heapBytes();
+      const rssBefore = residentBytes(pid);
+      const group = await startSubscribers({ transport, url: bare ? `${bare.origin}/graphql` : graphqlUrl, connectionParams, query: SUBSCRIPTION, variables: { tag: HASHTAG } }, subscribers, (message) => {
         if (message.type === 'failure') failures.push(message.message);
         if (message.type === 'delivered' || message.type === 'collected') arrived(message.reason, message.arrivals);
         if (message.type === 'collected') collected.get(message.reason)?.();
@@ -217,14 +247,16 @@ export async function measureSubscriptions(
         const delivered = new Promise<void>((resolve) => (done = resolve));
         const entry: Pending = { sentAt: monotonicMs(), remaining: subscribers, latenciesMs: [], done };
         pending.set(reason, entry);
-        const response = await emulator.request({
-          method: 'POST',
-          path: '/__emulator/bonuses',
-          headers: { 'content-type': 'application/json' },
-          body: JSON.stringify({ giver_id: 'usr_003', receiver_ids: ['usr_004'], hashtag: HASHTAG, amount: 10, reason }),
-        });
+        const response = bare
+          ? await request(`${bare.origin}/events`, { method: 'POST', body: JSON.stringify({ reason }) })
+          : await emulator.request({
+              method: 'POST',
+              path: '/__emulator/bonuses',
+              headers: { 'content-type': 'application/json' },
+              body: JSON.stringify({ giver_id: 'usr_003', receiver_ids: ['usr_004'], hashtag: HASHTAG, amount: 10, reason }),
+            });
         await response.body.dump();
-        if (response.statusCode !== 201) throw new Error(`the emulator refused to give a bonus: ${response.statusCode}`);
+        if (response.statusCode !== 201) throw new Error(`the ${bare ? 'broadcaster' : 'emulator'} refused to give a bonus: ${response.statusCode}`);
         let timer: NodeJS.Timeout | undefined;
         const timedOut = await Promise.race([delivered.then(() => false), new Promise<boolean>((resolve) => (timer = setTimeout(() => resolve(true), timeoutMs)))]);
         clearTimeout(timer);
@@ -247,12 +279,12 @@ export async function measureSubscriptions(
       try {
         // The gateway holds every subscription (they go live asynchronously): only then is memory read and an event given.
         const settleBy = Date.now() + 60_000;
-        while ((await gatewayMetrics()).subscribers !== subscribers) {
+        while ((await held()) !== subscribers) {
           if (failures.length || Date.now() > settleBy) throw new Error(`${subscribers} subscribers never all subscribed: ${failures[0] ?? 'timeout'}`);
           await new Promise((resolve) => setTimeout(resolve, 50));
         }
-        const heapAfter = await liveHeapBytes(gateway.inspectorUrl);
-        const rssAfter = residentBytes(gateway.pid);
+        const heapAfter = await heapBytes();
+        const rssAfter = residentBytes(pid);
         // The upstream stream goes live asynchronously too: give bonuses until one reaches everybody,
         // allowing a fan-out to thousands its time on a busy machine.
         const warmupTimeoutMs = Math.max(WARMUP_TIMEOUT_MS, subscribers / 5);
@@ -262,16 +294,16 @@ export async function measureSubscriptions(
         }
         const latenciesMs: number[] = [];
         let lost = 0;
-        const [before, callsBefore] = await Promise.all([gatewayMetrics(), upstreamCalls()]);
+        const [before, callsBefore] = await Promise.all([counters(), upstreamCalls()]);
         const events = subscribers >= 10_000 ? Math.ceil(settings.events / 3) : settings.events;
         for (let index = 0; index < events; index += 1) {
           const outcome = await event();
           latenciesMs.push(...outcome.latenciesMs);
           lost += outcome.lost;
         }
-        const [after, callsAfter] = await Promise.all([gatewayMetrics(), upstreamCalls()]);
+        const [after, callsAfter] = await Promise.all([counters(), upstreamCalls()]);
         let delivered = 0;
-        const cpuBefore = cpuMsOf(gateway.pid);
+        const cpuBefore = cpuMsOf(pid);
         const started = performance.now();
         const deadline = started + settings.sustainedMs;
         await Promise.all(
@@ -284,11 +316,12 @@ export async function measureSubscriptions(
           }),
         );
         const elapsedS = (performance.now() - started) / 1000;
-        const gatewayCpuMs = cpuMsOf(gateway.pid) - cpuBefore;
+        const gatewayCpuMs = cpuMsOf(pid) - cpuBefore;
         if (failures.length) throw new Error(`a subscriber failed: ${failures[0]}`);
         const sorted = latenciesMs.sort((a, b) => a - b);
         results.push({
           transport,
+          server,
           subscribers,
           subscriberProcesses: group.processes,
           events,
@@ -311,11 +344,11 @@ export async function measureSubscriptions(
         await group.stop();
         // The next count starts from a gateway that has let these go.
         const goneBy = Date.now() + 30_000;
-        while ((await gatewayMetrics()).subscribers !== 0 && Date.now() < goneBy) await new Promise((resolve) => setTimeout(resolve, 50));
+        while ((await held()) !== 0 && Date.now() < goneBy) await new Promise((resolve) => setTimeout(resolve, 50));
       }
     }
   } finally {
-    await emulator.close();
+    await Promise.all([emulator.close(), broadcaster?.stop()]);
   }
   return results;
 }

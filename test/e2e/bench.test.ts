@@ -107,8 +107,9 @@ describe('npm run bench', () => {
     expect(report.targets.find((target) => target.target.includes('upstream calls'))?.met).toBe(true);
     // However many identical subscribers (in a process apart), over either transport: one upstream stream, one plan and one serialisation per event, no REST call.
     expect(
-      report.subscriptions.map(({ transport, subscribers, subscriberProcesses, lost, upstreamStreams, executionsPerEvent, serializationsPerEvent, upstreamCallsPerEvent }) => ({
+      report.subscriptions.map(({ transport, server, subscribers, subscriberProcesses, lost, upstreamStreams, executionsPerEvent, serializationsPerEvent, upstreamCallsPerEvent }) => ({
         transport,
+        server,
         subscribers,
         subscriberProcesses,
         lost,
@@ -118,11 +119,17 @@ describe('npm run bench', () => {
         upstreamCallsPerEvent,
       })),
     ).toEqual([
-      { transport: 'graphql-ws', subscribers: 1, subscriberProcesses: 1, lost: 0, upstreamStreams: 1, executionsPerEvent: 1, serializationsPerEvent: 1, upstreamCallsPerEvent: 0 },
-      { transport: 'graphql-ws', subscribers: 10, subscriberProcesses: 1, lost: 0, upstreamStreams: 1, executionsPerEvent: 1, serializationsPerEvent: 1, upstreamCallsPerEvent: 0 },
-      { transport: 'multipart', subscribers: 10, subscriberProcesses: 1, lost: 0, upstreamStreams: 1, executionsPerEvent: 1, serializationsPerEvent: 1, upstreamCallsPerEvent: 0 },
+      { transport: 'graphql-ws', server: 'gateway', subscribers: 1, subscriberProcesses: 1, lost: 0, upstreamStreams: 1, executionsPerEvent: 1, serializationsPerEvent: 1, upstreamCallsPerEvent: 0 },
+      { transport: 'graphql-ws', server: 'gateway', subscribers: 10, subscriberProcesses: 1, lost: 0, upstreamStreams: 1, executionsPerEvent: 1, serializationsPerEvent: 1, upstreamCallsPerEvent: 0 },
+      { transport: 'multipart', server: 'gateway', subscribers: 10, subscriberProcesses: 1, lost: 0, upstreamStreams: 1, executionsPerEvent: 1, serializationsPerEvent: 1, upstreamCallsPerEvent: 0 },
+      // A bare ws broadcast, timed with the same subscribers: it keeps no gateway counters (NaN, null in JSON).
+      { transport: 'graphql-ws', server: 'bare ws', subscribers: 10, subscriberProcesses: 1, lost: 0, upstreamStreams: null, executionsPerEvent: null, serializationsPerEvent: null, upstreamCallsPerEvent: 0 },
     ]);
-    for (const row of report.subscriptions) expect(row.gatewayRssKiBPerSubscriber).not.toBeNaN();
+    for (const row of report.subscriptions) {
+      expect(row.gatewayRssKiBPerSubscriber).not.toBeNaN();
+      expect(row.deliveriesPerSec).toBeGreaterThan(0);
+      expect(row.gatewayCpuUsPerDelivery).toBeGreaterThan(0);
+    }
     expect(run.stdout).toContain('Upstream calls per operation');
   });
 });
