@@ -1,5 +1,5 @@
 import http from 'node:http';
-import { afterAll, describe, expect, it } from 'vitest';
+import { afterAll, describe, expect, it, vi } from 'vitest';
 import { createMetricsEndpoint } from '../../../lib/metricsEndpoint.ts';
 import { listen } from '../../../lib/http.ts';
 import { knownSecrets } from '../../support/logs.ts';
@@ -13,17 +13,22 @@ describe('the /metrics endpoint', () => {
   it('renders at most its bound in a second, however often it is asked, and each new value within a second', async () => {
     let renders = 0;
     let clock = 1_000_000;
-    let renderMs = 0;
+    // While set, a render waits for it: the test decides when a render ends, not a timer.
+    let renderGate: Promise<void> | undefined;
     const registry = {
       contentType: 'text/plain; version=0.0.4; charset=utf-8',
       metrics: async () => {
         const text = `renders ${++renders}\n`;
-        await new Promise((resolve) => setTimeout(resolve, renderMs));
+        await renderGate;
         return text;
       },
     } as Parameters<typeof createMetricsEndpoint>[0];
     const endpoint = createMetricsEndpoint(registry, { maxRendersPerSecond: 5, now: () => clock });
-    const server = http.createServer((req, res) => void endpoint(req, res));
+    let received = 0;
+    const server = http.createServer((req, res) => {
+      received += 1;
+      void endpoint(req, res);
+    });
     const started = await listen(server, 0);
     afterAll(() => started.close());
     const scrape = async () => (await fetch(`${started.url}/metrics`)).text();
@@ -33,12 +38,17 @@ describe('the /metrics endpoint', () => {
     expect(renders).toBe(5);
     expect(bodies.slice(0, 5)).toEqual(['renders 1\n', 'renders 2\n', 'renders 3\n', 'renders 4\n', 'renders 5\n']);
     expect(new Set(bodies.slice(5))).toEqual(new Set(['renders 5\n']));
-    // Fifty at once, while a render takes its time, share one.
+    // Fifty at once, all arrived while a render is still running, share one.
     clock += 1000;
-    renderMs = 50;
-    const together = await Promise.all(Array.from({ length: 50 }, scrape));
+    let endRender!: () => void;
+    renderGate = new Promise((resolve) => (endRender = resolve));
+    const receivedBefore = received;
+    const together = Promise.all(Array.from({ length: 50 }, scrape));
+    await vi.waitFor(() => expect(received - receivedBefore).toBe(50), { timeout: 10_000 });
+    endRender();
+    renderGate = undefined;
     expect(renders).toBe(6);
-    expect(new Set(together)).toEqual(new Set(['renders 6\n']));
+    expect(new Set(await together)).toEqual(new Set(['renders 6\n']));
     // A second on, a fresh render.
     clock += 1000;
     expect(await scrape()).toBe('renders 7\n');
