@@ -61,10 +61,18 @@ abstract class PlainMetric<Name extends string, Series> implements Readable {
   }
 
   protected abstract create(): Series;
+  /** Back to nothing counted, in place: a series a caller holds keeps counting into what is scraped. */
+  protected abstract zero(counted: Series): void;
+  /** Series counted at least once since they were made or reset: as prom-client, the others are not shown. */
+  protected abstract counted(counted: Series): boolean;
   abstract get(): Promise<Exported>;
 
+  protected shown(): Array<{ labels: Labels<Name>; counted: Series }> {
+    return [...this.series.values()].filter(({ counted }) => this.counted(counted));
+  }
+
   reset(): void {
-    this.series.clear();
+    for (const { counted } of this.series.values()) this.zero(counted);
   }
 }
 
@@ -89,12 +97,20 @@ export class PlainCounter<Name extends string> extends PlainMetric<Name, { value
     };
   }
 
+  protected zero(counted: { value: number }) {
+    counted.value = 0;
+  }
+
+  protected counted({ value }: { value: number }) {
+    return value > 0;
+  }
+
   async get(): Promise<Exported> {
     return {
       name: this.name,
       help: this.help,
       type: this.type,
-      values: [...this.series.values()].map(({ labels, counted }) => ({ labels: { ...labels }, value: counted.value })),
+      values: this.shown().map(({ labels, counted }) => ({ labels: { ...labels }, value: counted.value })),
       aggregator: 'sum',
     };
   }
@@ -140,11 +156,21 @@ export class PlainHistogram<Name extends string> extends PlainMetric<Name, Count
     };
   }
 
+  protected zero(counted: CountedHistogram) {
+    counted.buckets.fill(0);
+    counted.sum = 0;
+    counted.count = 0;
+  }
+
+  protected counted({ count }: CountedHistogram) {
+    return count > 0;
+  }
+
   /** As prom-client's histogram: cumulative buckets, `+Inf`, sum and count, the series' labels shared. */
   async getForPromString(): Promise<Exported> {
     const values: ExportedValue[] = [];
     const bucketName = `${this.name}_bucket`;
-    for (const { labels, counted } of this.series.values()) {
+    for (const { labels, counted } of this.shown()) {
       let cumulative = 0;
       this.bounds.forEach((bound, index) => {
         cumulative += counted.buckets[index]!;

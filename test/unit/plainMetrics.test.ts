@@ -56,6 +56,27 @@ describe('plain counters and histograms', () => {
     expect(await plain.metrics()).toBe(await own.metrics());
   });
 
+  it('show a series once counted, and keep counting through a series held across a reset, as prom-client’s children do', async () => {
+    const { own, plain } = both();
+    const held = {
+      own: (own.getSingleMetric('x_calls_total') as Counter<'service' | 'operation'>).labels({ service: 'recognition', operation: 'held' }),
+      plain: (plain.getSingleMetric('x_calls_total') as unknown as PlainCounter<'service' | 'operation'>).labels({ service: 'recognition', operation: 'held' }),
+      ownSeconds: (own.getSingleMetric('x_seconds') as Histogram<'service' | 'operation'>).labels({ service: 'recognition', operation: 'held' }),
+      plainSeconds: (plain.getSingleMetric('x_seconds') as unknown as PlainHistogram<'service' | 'operation'>).labels({ service: 'recognition', operation: 'held' }),
+    };
+    // Held but not yet counted: no series.
+    expect(await plain.metrics()).toBe(await own.metrics());
+    expect(await plain.metrics()).not.toContain('operation="held"');
+    own.resetMetrics();
+    plain.resetMetrics();
+    held.own.inc();
+    held.plain.inc();
+    held.ownSeconds.observe(0.02);
+    held.plainSeconds.observe(0.02);
+    expect(await plain.metrics()).toContain('x_calls_total{service="recognition",operation="held"} 1');
+    expect(await plain.metrics()).toBe(await own.metrics());
+  });
+
   it('refuse a value that is no number, as prom-client does, and count nothing of it', async () => {
     const { plain, plainHistogram } = both();
     const before = await plain.metrics();
