@@ -58,10 +58,19 @@ const server = createServer((req, res) => {
 const sockets = new WebSocketServer({ server, perMessageDeflate: false, maxPayload: 64 * 1024 });
 sockets.on('connection', (socket) => {
   socket.on('message', (data) => {
-    const message = JSON.parse(String(data)) as { type?: string };
-    if (message.type === 'connection_init') socket.send('{"type":"connection_ack"}');
-    else if (message.type === 'subscribe') subscribed.add(socket);
+    let type: unknown;
+    try {
+      type = (JSON.parse(String(data)) as { type?: unknown } | null)?.type;
+    } catch {
+      // As graphql-ws closes on a message it cannot read.
+      socket.close(4400, 'Invalid message received');
+      return;
+    }
+    if (type === 'connection_init') socket.send('{"type":"connection_ack"}');
+    else if (type === 'subscribe') subscribed.add(socket);
   });
+  // An oversized or broken frame: ws closes the socket itself (1009, 1002); without a listener it would end the process.
+  socket.on('error', () => subscribed.delete(socket));
   socket.on('close', () => subscribed.delete(socket));
 });
 
