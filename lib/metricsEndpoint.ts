@@ -14,6 +14,9 @@ export interface MetricsEndpointOptions {
 
 type Rendering = Pick<Registry, 'metrics' | 'contentType'>;
 
+/** Renders of a registry in any one second, by default. */
+export const MAX_RENDERS_PER_SECOND = 20;
+
 /**
  * `/metrics` for one registry. Rendering it costs a millisecond or two of CPU, and the route is on
  * the public port: a client asking for it in a loop would otherwise spend a core. Renders are
@@ -21,7 +24,7 @@ type Rendering = Pick<Registry, 'metrics' | 'contentType'>;
  * value within a second), concurrent requests share one render, and an operator can require a
  * bearer token, compared in constant time.
  */
-export function createMetricsEndpoint(registry: Rendering, { token, maxRendersPerSecond = 20, now = Date.now }: MetricsEndpointOptions = {}): (req: IncomingMessage, res: ServerResponse) => Promise<void> {
+export function createMetricsEndpoint(registry: Rendering, { token, maxRendersPerSecond = MAX_RENDERS_PER_SECOND, now = Date.now }: MetricsEndpointOptions = {}): (req: IncomingMessage, res: ServerResponse) => Promise<void> {
   const expected = token ? `Bearer ${token}` : undefined;
   let rendering: Promise<string> | undefined;
   let newest: { text: string; at: number } | undefined;

@@ -16,6 +16,7 @@ import type { CircuitBreakerSettings } from '../../lib/circuitBreaker.ts';
 import type { Started } from '../../lib/http.ts';
 import { emulatorControl, type GraphQLResult } from '../support/stack.ts';
 import { capturedLogs, testLogger } from '../support/logs.ts';
+import { scrapeMetrics } from '../support/metrics.ts';
 
 // Breakers run on clocks this file moves: no test waits for a cool-down to pass.
 const subgraphClock = { now: 0 };
@@ -46,7 +47,7 @@ async function gql(gateway: StartedGateway, query: string): Promise<GraphQLResul
   const response = await fetch(gateway.graphqlUrl, { method: 'POST', headers, body: JSON.stringify({ query }) });
   return (await response.json()) as GraphQLResult;
 }
-const metricsOf = async (url: string) => (await fetch(`${url}/metrics`)).text();
+const metricsOf = (url: string) => scrapeMetrics(`${url}/metrics`);
 const breakerWarnings = () =>
   capturedLogs
     .flatMap((chunk) => chunk.split('\n'))

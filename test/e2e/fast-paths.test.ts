@@ -4,6 +4,7 @@ import { createMetrics } from '../../lib/metrics.ts';
 import { startSubgraph } from '../../subgraphs/kit/server.ts';
 import { testLogger } from '../support/logs.ts';
 import { startTestStack, type TestStack } from '../support/stack.ts';
+import { scrapeMetrics } from '../support/metrics.ts';
 
 /**
  * The fast paths (the gateway's single-fetch shortcut and pass-through, the subgraphs' compiled
@@ -19,7 +20,7 @@ async function post(stack: TestStack, body: unknown, headers: Record<string, str
 }
 
 async function passedThrough(stack: TestStack): Promise<number> {
-  const text = await (await fetch(`${stack.stack.gateway.url}/metrics`)).text();
+  const text = await scrapeMetrics(`${stack.stack.gateway.url}/metrics`);
   return Number(/^gateway_operations_passed_through_total\{type="query"\} (\d+)$/m.exec(text)?.[1] ?? 0);
 }
 

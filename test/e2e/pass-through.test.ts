@@ -3,6 +3,7 @@ import { DATA_ONLY_HEADER } from '../../lib/dataOnlyAnswers.ts';
 import { DEMO_TOKENS } from '../../emulators/recognition/data.ts';
 import type { StartedGateway } from '../../gateway/server.ts';
 import { FAST_PATH_MODES, startGatewayOverStandIn, type GatewayOverStandIn } from '../support/standInSubgraph.ts';
+import { scrapeMetrics } from '../support/metrics.ts';
 
 /**
  * The gateway's pass-through, against a stand-in recognition subgraph whose answers each test
@@ -38,7 +39,7 @@ describe.each(FAST_PATH_MODES)('the gateway’s pass-through ($mode)', ({ fastPa
   }
 
   async function passedThrough(): Promise<number> {
-    const text = await (await fetch(`${gateway.url}/metrics`)).text();
+    const text = await scrapeMetrics(`${gateway.url}/metrics`);
     return Number(/^gateway_operations_passed_through_total\{type="query"\} (\d+)$/m.exec(text)?.[1] ?? 0);
   }
 

@@ -9,6 +9,7 @@ import type { StartedGateway } from '../../gateway/server.ts';
 import { capturedLogs } from '../support/logs.ts';
 import { startGatewayOver, startTestStack } from '../support/stack.ts';
 import { TRANSPORTS, type WireOutcome } from '../support/transports.ts';
+import { scrapeMetrics } from '../support/metrics.ts';
 
 /**
  * Trusted documents and automatic persisted queries, held to one rule on every transport: HTTP
@@ -80,7 +81,7 @@ function expectData(outcome: WireOutcome, key = 'rewardCatalog') {
 }
 
 async function metric(gateway: StartedGateway, name: string, outcome: string): Promise<number> {
-  const text = await (await fetch(`${gateway.url}/metrics`)).text();
+  const text = await scrapeMetrics(`${gateway.url}/metrics`);
   return Number(new RegExp(`^${name}\\{outcome="${outcome}"\\} (\\d+)$`, 'm').exec(text)?.[1] ?? 0);
 }
 
