@@ -2,7 +2,7 @@ import { z } from 'zod';
 import { SERVICE_ENTRY } from '../../lib/services.ts';
 import { missingCredential, upstreamContractError } from '../kit/errors.ts';
 import { asBoolean, asNumber, asRecord, asText, headerValue, unwrap } from '../kit/envelopes.ts';
-import { bool, identifier, num, optBool, optNum, optText, parseAnswer, text } from '../kit/shapes.ts';
+import { bool, identifier, num, optBool, optNum, optText, parseAnswer, quick, text } from '../kit/shapes.ts';
 import type { RestCall, RestResponse, RestTransport } from '../kit/transport.ts';
 import { restPath } from '../kit/paths.ts';
 
@@ -280,6 +280,57 @@ const catalogueShape = z.array(
   }),
 );
 
+// The catalogue and a reward as the service usually sends them, read by hand (`quick`): the same
+// values as the shapes above give, which read anything else.
+function quickRichText(value: unknown): RichTextDto | null {
+  if (value === null || value === undefined) return null;
+  if (typeof value === 'string') return { text: value, html: null };
+  const rich = quick.object(value);
+  return { text: quick.optText(rich.text), html: quick.optText(rich.html) };
+}
+
+function quickDenomination(value: unknown): z.output<typeof denominationShape> {
+  const denomination = quick.object(value);
+  return { id: quick.identifier(denomination.id), name: quick.optText(denomination.name), price: quick.optNum(denomination.price), display_price: quick.optText(denomination.display_price) };
+}
+
+function quickCatalogReward(value: unknown): z.output<typeof catalogRewardShape> {
+  const reward = quick.object(value);
+  return {
+    name: quick.text(reward.name),
+    image_url: quick.optText(reward.image_url),
+    minimum_display_price: quick.optText(reward.minimum_display_price),
+    description: quickRichText(reward.description),
+    disclaimer_html: quick.optText(reward.disclaimer_html),
+    warning: quick.optText(reward.warning),
+    denominations: quick.array(reward.denominations).map(quickDenomination),
+  };
+}
+
+function quickCatalogue(body: unknown): z.output<typeof catalogueShape> {
+  return quick.array(body).map((value) => {
+    const group = quick.object(value);
+    const rewards = Array.isArray(group.rewards) ? group.rewards : quick.array(quick.object(group.rewards).items);
+    return { type: quick.text(group.type), name: quick.text(group.name), rewards: rewards.map(quickCatalogReward) };
+  });
+}
+
+function quickReward(body: unknown): z.output<typeof rewardShape> {
+  const reward = quick.object(body);
+  return {
+    id: quick.identifier(reward.id),
+    name: quick.text(reward.name),
+    price: quick.optNum(reward.price),
+    display_price: quick.optText(reward.display_price),
+    description: quickRichText(reward.description),
+    image_url: quick.optText(reward.image_url),
+    disclaimer_html: quick.optText(reward.disclaimer_html),
+    warning: quick.optText(reward.warning),
+    quantity: quick.optNum(reward.quantity),
+    type: quick.optText(reward.type),
+  };
+}
+
 const rewardShape = z.object({
   id: identifier,
   name: text,
@@ -292,6 +343,9 @@ const rewardShape = z.object({
   quantity: optNum,
   type: optText,
 });
+
+/** Each quick reader with the shape it mirrors, for the test that holds one to the other. */
+export const QUICK_READERS = { catalogue: { shape: catalogueShape, read: quickCatalogue }, reward: { shape: rewardShape, read: quickReward } };
 
 const redemptionShape = z.object({
   id: identifier,
@@ -327,13 +381,13 @@ const confirmationShape = z
  * The one reader of recognition answers: the envelope or the bare value, checked against its
  * shape. A 2xx that says `success: false` is the service reporting a failure, not data.
  */
-function answer<T>(schema: z.ZodType<T>, response: RestResponse, operation: string): T {
+function answer<T>(schema: z.ZodType<T>, response: RestResponse, operation: string, read?: (body: unknown) => T): T {
   const body = response.body;
   if (body && typeof body === 'object' && (body as { success?: unknown }).success === false) {
     const said = (body as { message?: unknown }).message;
     throw upstreamContractError(SERVICE, `${operation} failed: ${typeof said === 'string' && said ? said : 'the service answered success: false'}`, response.status);
   }
-  return parseAnswer(schema, unwrap(body), { service: SERVICE, operation, status: response.status });
+  return parseAnswer(schema, unwrap(body), { service: SERVICE, operation, status: response.status }, read);
 }
 
 export interface RecognitionClient {
@@ -448,7 +502,7 @@ export function createRecognitionClient({ transport, token }: { transport: RestT
       const response = await transport.request(
         read({ operation: 'listRewards', path: '/rewards', query: { catalog_country: catalogCountry, request_country: requestCountry, personalize_for: personalizeFor } }),
       );
-      const groups = answer(catalogueShape, response, 'listRewards');
+      const groups = answer(catalogueShape, response, 'listRewards', quickCatalogue);
       // Carried down so each denomination's full reward is fetched in the catalogue's country.
       if (requestCountry) for (const group of groups) for (const reward of group.rewards) for (const denomination of reward.denominations) (denomination as DenominationDto).request_country = requestCountry;
       return groups;
@@ -456,7 +510,7 @@ export function createRecognitionClient({ transport, token }: { transport: RestT
 
     async getReward(id, requestCountry) {
       const response = await transport.lookup(read({ operation: 'getReward', path: restPath('/rewards/:id', { id }), query: { request_country: requestCountry } }));
-      return response ? answer(rewardShape, response, 'getReward') : null;
+      return response ? answer(rewardShape, response, 'getReward', quickReward) : null;
     },
 
     requireCredential() {

@@ -1,0 +1,153 @@
+import { describe, expect, it } from 'vitest';
+import fc from 'fast-check';
+import type { z } from 'zod';
+import { QUICK_READERS } from '../../subgraphs/recognition/client.ts';
+import { QUICK_READERS as MARKETPLACE_READERS } from '../../subgraphs/marketplace/client.ts';
+import { seedMarketplace } from '../../emulators/marketplace/data.ts';
+import { parseAnswer, UNUSUAL } from '../../subgraphs/kit/shapes.ts';
+import { seedRecognition } from '../../emulators/recognition/data.ts';
+import { presentCatalogueEntry, presentReward } from '../../emulators/recognition/presenters.ts';
+
+const where = { service: 'recognition', operation: 'listRewards', status: 200 };
+
+/** What reading a body gives: its value, or the error's message. */
+function outcome<T>(shape: z.ZodType<T>, body: unknown, read?: (body: unknown) => T) {
+  try {
+    return { value: parseAnswer(shape, body, where, read) };
+  } catch (error) {
+    return { error: (error as Error).message };
+  }
+}
+
+// Every kind of value a field may hold in a broken or quirky answer; text and null the likeliest,
+// so that whole answers of the usual form, the quick readers' own, come up often too.
+const field = fc.oneof(
+  { arbitrary: fc.string({ maxLength: 6 }), weight: 12 },
+  { arbitrary: fc.constant(null), weight: 3 },
+  fc.integer(),
+  fc.double({ noNaN: true, noDefaultInfinity: true }),
+  fc.constant(null),
+  fc.constant(undefined),
+  fc.boolean(),
+  fc.constantFrom('12', ' 3.5 ', '', 'true'),
+  fc.record({ text: fc.oneof(fc.string({ maxLength: 4 }), fc.constant(null), fc.integer()), html: fc.oneof(fc.string({ maxLength: 4 }), fc.constant(null)) }, { requiredKeys: [] }),
+  fc.array(fc.string({ maxLength: 3 }), { maxLength: 2 }),
+);
+const denomination = fc.oneof(fc.record({ id: field, name: field, price: field, display_price: field }, { requiredKeys: [] }), field);
+const catalogReward = fc.oneof(
+  fc.record(
+    { name: field, image_url: field, minimum_display_price: field, description: field, disclaimer_html: field, warning: field, denominations: fc.oneof(fc.array(denomination, { maxLength: 3 }), field) },
+    { requiredKeys: [] },
+  ),
+  field,
+);
+const group = fc.record(
+  { type: field, name: field, rewards: fc.oneof(fc.array(catalogReward, { maxLength: 3 }), fc.record({ items: fc.oneof(fc.array(catalogReward, { maxLength: 3 }), field) }), field) },
+  { requiredKeys: [] },
+);
+const reward = fc.record(
+  { id: field, name: field, price: field, display_price: field, description: field, image_url: field, disclaimer_html: field, warning: field, quantity: field, type: field },
+  { requiredKeys: [] },
+);
+
+// Answers of the usual form only, every field within its type, so the quick readers read them whole.
+const optional = <T>(arbitrary: fc.Arbitrary<T>) => fc.oneof(arbitrary, fc.constant(null), fc.constant(undefined));
+const usualText = fc.oneof(fc.string({ maxLength: 6 }), fc.integer());
+const usualRichText = optional(fc.oneof(fc.string({ maxLength: 6 }), fc.record({ text: optional(usualText), html: optional(usualText) }, { requiredKeys: [] })));
+const usualDenomination = fc.record({ id: fc.oneof(fc.string({ minLength: 1, maxLength: 4 }), fc.integer()), name: optional(usualText), price: optional(fc.integer()), display_price: optional(usualText) }, { requiredKeys: ['id'] });
+const usualCatalogReward = fc.record(
+  { name: usualText, image_url: optional(usualText), minimum_display_price: optional(usualText), description: usualRichText, disclaimer_html: optional(usualText), warning: optional(usualText), denominations: fc.array(usualDenomination, { maxLength: 3 }) },
+  { requiredKeys: ['name', 'denominations'] },
+);
+const usualCatalogue = fc.array(
+  fc.record({ type: usualText, name: usualText, rewards: fc.oneof(fc.array(usualCatalogReward, { maxLength: 3 }), fc.record({ items: fc.array(usualCatalogReward, { maxLength: 3 }) })) }),
+  { maxLength: 3 },
+);
+
+const list = <T>(item: fc.Arbitrary<T>) => fc.oneof(fc.array(item, { maxLength: 3 }), field);
+const keyValue = fc.oneof(fc.record({ key: field, value: field }, { requiredKeys: [] }), field);
+const product = fc.record(
+  {
+    sku: field,
+    name: field,
+    description: field,
+    status: field,
+    qty: field,
+    price: field,
+    promotional_price: field,
+    cost: field,
+    brand: field,
+    ean: field,
+    categories: list(fc.oneof(fc.record({ code: field, name: field }, { requiredKeys: [] }), field)),
+    images: list(field),
+    specifications: list(keyValue),
+    variations: list(fc.oneof(fc.record({ sku: field, qty: field, ean: field, images: list(field), specifications: list(keyValue) }, { requiredKeys: [] }), field)),
+    variation_attributes: list(field),
+  },
+  { requiredKeys: [] },
+);
+const usualList = <T>(item: fc.Arbitrary<T>) => fc.oneof(fc.array(item, { maxLength: 3 }), fc.constant(null), fc.constant(undefined));
+const usualKeyValue = fc.record({ key: usualText, value: optional(usualText) });
+const usualProduct = fc.record({
+  sku: usualText,
+  name: optional(usualText),
+  qty: optional(fc.integer()),
+  price: optional(fc.double({ noNaN: true, noDefaultInfinity: true })),
+  promotional_price: optional(fc.integer()),
+  brand: optional(usualText),
+  categories: usualList(fc.record({ code: optional(usualText), name: optional(usualText) }, { requiredKeys: [] })),
+  images: usualList(usualText),
+  specifications: usualList(usualKeyValue),
+  variations: usualList(fc.record({ sku: usualText, qty: optional(fc.integer()), ean: optional(usualText), images: usualList(usualText), specifications: usualList(usualKeyValue) }, { requiredKeys: ['sku'] })),
+  variation_attributes: usualList(usualText),
+});
+
+describe('quick readers of hot recognition answers', () => {
+  it('read the catalogue exactly as its zod shape does, value or error, whatever the body', () => {
+    const { shape, read } = QUICK_READERS.catalogue;
+    fc.assert(
+      fc.property(fc.oneof(fc.array(group, { maxLength: 3 }), field, usualCatalogue), (body) => {
+        expect(outcome(shape, body, read)).toStrictEqual(outcome(shape, body));
+      }),
+      { numRuns: 2000 },
+    );
+  });
+
+  it('read a reward exactly as its zod shape does, value or error, whatever the body', () => {
+    const { shape, read } = QUICK_READERS.reward;
+    fc.assert(
+      fc.property(fc.oneof(reward, field), (body) => {
+        expect(outcome(shape, body, read)).toStrictEqual(outcome(shape, body));
+      }),
+      { numRuns: 2000 },
+    );
+  });
+
+  it('read a marketplace product exactly as its zod shape does, value or error, whatever the body', () => {
+    const { shape, read } = MARKETPLACE_READERS.product;
+    fc.assert(
+      fc.property(fc.oneof(product, field, usualProduct), (body) => {
+        expect(outcome(shape, body, read)).toStrictEqual(outcome(shape, body));
+      }),
+      { numRuns: 2000 },
+    );
+    for (const seeded of seedMarketplace(Date.now()).products) expect(read(seeded)).toStrictEqual(shape.parse(seeded));
+  });
+
+  it('read the emulated service’s catalogue and rewards themselves, without handing them to zod', () => {
+    const { catalogue } = seedRecognition(Date.now());
+    const body = ['gift_card', 'donation', 'company'].map((type) => ({ type, name: type, rewards: { items: catalogue.filter((item) => item.type === type).map((item) => presentCatalogueEntry(item, 'US')) } }));
+    expect(QUICK_READERS.catalogue.read(body)).toStrictEqual(QUICK_READERS.catalogue.shape.parse(body));
+    // The real service sends a group's rewards as the array itself.
+    const bare = body.map((entry) => ({ ...entry, rewards: entry.rewards.items }));
+    expect(QUICK_READERS.catalogue.read(bare)).toStrictEqual(QUICK_READERS.catalogue.shape.parse(bare));
+    const item = catalogue[0]!;
+    const one = presentReward(item, item.denominations[0]!, null);
+    expect(QUICK_READERS.reward.read(one)).toStrictEqual(QUICK_READERS.reward.shape.parse(one));
+  });
+
+  it('hand what they do not know to the shape', () => {
+    expect(() => QUICK_READERS.reward.read({ id: 'r1', name: 'A reward', price: '12' })).toThrow(UNUSUAL);
+    expect(outcome(QUICK_READERS.reward.shape, { id: 'r1', name: 'A reward', price: '12' }, QUICK_READERS.reward.read)).toMatchObject({ value: { price: 12 } });
+  });
+});
