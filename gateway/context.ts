@@ -35,3 +35,25 @@ export interface GatewayContext {
   /** The request's connection (its socket), for what is remembered per connection, such as its caller's key. */
   connection?: object | undefined;
 }
+
+/**
+ * An HTTP request's context. A class, not a literal: a literal with a getter is built property by
+ * property for every request, while an instance shares its getter and shape.
+ */
+export class HttpRequestContext implements GatewayContext {
+  prefetched?: Prefetched;
+  calls?: CallLedger | undefined;
+
+  constructor(
+    readonly headers: IncomingHttpHeaders,
+    readonly origin: string | undefined,
+    readonly principal: Principal | undefined,
+    readonly connection: object,
+    readonly departure: ClientDeparture | undefined,
+  ) {}
+
+  /** Made only when read: subgraph requests, shared or not, are cut off through `departure`. */
+  get signal(): AbortSignal | undefined {
+    return this.departure?.signal;
+  }
+}

@@ -16,7 +16,7 @@ import type { GatewayConfig } from './config.ts';
 import { createUndiciFetcher } from './fetcher.ts';
 import { batchedReadMetrics, createOperationMetrics, metricsPlugin, microCacheMetrics, sharedReadMetrics, subscriptionMetrics } from './metricsPlugin.ts';
 import { createMicroCache } from './microCache.ts';
-import type { GatewayContext } from './context.ts';
+import { HttpRequestContext, type GatewayContext } from './context.ts';
 import { createPassThrough } from './passThrough.ts';
 import { checkReadiness } from './readiness.ts';
 import { operationLimitsRule } from './limits.ts';
@@ -161,18 +161,7 @@ export async function startGateway(config: GatewayConfig, logger: Logger): Promi
   const departures = new WeakMap<http.IncomingMessage, ClientDeparture>();
   const contextOf = (req: http.IncomingMessage): GatewayContext => {
     const caller = authenticated.get(req);
-    const departure = departures.get(req);
-    return {
-      headers: (caller?.headers ?? req.headers) as IncomingHttpHeaders,
-      origin: gatewayOrigin(config.publicUrl, req, config.trustedProxies),
-      principal: caller?.principal,
-      connection: req.socket,
-      // Its AbortSignal is made only when read: the subgraph requests, shared or not, are cut off through `departure`.
-      get signal() {
-        return departure?.signal;
-      },
-      departure,
-    };
+    return new HttpRequestContext((caller?.headers ?? req.headers) as IncomingHttpHeaders, gatewayOrigin(config.publicUrl, req, config.trustedProxies), caller?.principal, req.socket, departures.get(req));
   };
   const graphql = apolloHandler<GatewayContext>({
     server: apollo,
