@@ -145,7 +145,8 @@ export function createReadBatchHandler<Context extends BaseContext>({ server, ex
         ),
       ),
     );
-    flush();
+    // Ended while still corked, the last frames and the stream's end leave in one write.
+    corked = false;
     res.end();
   };
 }
