@@ -301,37 +301,48 @@ export interface CallLedger {
   readonly spent: number;
 }
 
-export function createCallLedger(budget: number, { calls, bySubgraph }: Estimate): CallLedger {
-  const shares = new Map<string, number>();
-  let pool = budget;
-  let spent = 0;
-  if (calls > 0) {
-    for (const [subgraph, estimated] of bySubgraph) {
-      if (!subgraph) continue;
-      const share = Math.floor((budget * estimated) / calls);
-      shares.set(subgraph, share);
-      pool -= share;
+export function createCallLedger(budget: number, estimate: Estimate): CallLedger {
+  return new OperationCalls(budget, estimate);
+}
+
+/** A class, not a literal of closures and a getter: one is made for every operation. */
+class OperationCalls implements CallLedger {
+  private readonly shares = new Map<string, number>();
+  private pool: number;
+  private used = 0;
+
+  constructor(budget: number, { calls, bySubgraph }: Estimate) {
+    this.pool = budget;
+    if (calls > 0) {
+      for (const [subgraph, estimated] of bySubgraph) {
+        if (!subgraph) continue;
+        const share = Math.floor((budget * estimated) / calls);
+        this.shares.set(subgraph, share);
+        this.pool -= share;
+      }
     }
   }
-  return {
-    reserve(subgraph) {
-      const share = shares.get(subgraph);
-      if (share === undefined) {
-        const taken = pool;
-        pool = 0;
-        return taken;
-      }
-      shares.set(subgraph, 0);
-      return share;
-    },
-    settle(subgraph, reserved, used) {
-      const back = used === undefined || !Number.isFinite(used) ? 0 : Math.max(0, reserved - used);
-      spent += reserved - back;
-      if (shares.has(subgraph)) shares.set(subgraph, shares.get(subgraph)! + back);
-      else pool += back;
-    },
-    get spent() {
-      return spent;
-    },
-  };
+
+  reserve(subgraph: string): number {
+    const share = this.shares.get(subgraph);
+    if (share === undefined) {
+      const taken = this.pool;
+      this.pool = 0;
+      return taken;
+    }
+    this.shares.set(subgraph, 0);
+    return share;
+  }
+
+  settle(subgraph: string, reserved: number, used: number | undefined): void {
+    const back = used === undefined || !Number.isFinite(used) ? 0 : Math.max(0, reserved - used);
+    this.used += reserved - back;
+    const share = this.shares.get(subgraph);
+    if (share !== undefined) this.shares.set(subgraph, share + back);
+    else this.pool += back;
+  }
+
+  get spent(): number {
+    return this.used;
+  }
 }
