@@ -146,6 +146,19 @@ describe('quick readers of hot recognition answers', () => {
     expect(QUICK_READERS.reward.read(one)).toStrictEqual(QUICK_READERS.reward.shape.parse(one));
   });
 
+  it('read hostile answers as the shapes do: prototype keys, deep nesting, a catalogue of 20,000 rewards', () => {
+    const { shape, read } = QUICK_READERS.catalogue;
+    const hostile = [
+      JSON.parse('[{"type":"t","name":"n","__proto__":{"polluted":true},"constructor":{"prototype":{"polluted":true}},"rewards":[{"name":"r","__proto__":{"polluted":true},"denominations":[]}]}]'),
+      JSON.parse(`${'['.repeat(10_000)}${']'.repeat(10_000)}`),
+      JSON.parse(`[{"type":"t","name":"n","rewards":{"items":${'['.repeat(5_000)}${']'.repeat(5_000)}}}]`),
+      [{ type: 't', name: 'n', rewards: Array.from({ length: 20_000 }, (_, index) => ({ name: `r${index}`, description: 'd', denominations: [{ id: index, price: index }] })) }],
+    ];
+    for (const body of hostile) expect(outcome(shape, body, read)).toStrictEqual(outcome(shape, body));
+    expect(({} as { polluted?: unknown }).polluted).toBeUndefined();
+    expect(read(hostile[3])[0]!.rewards).toHaveLength(20_000);
+  });
+
   it('hand what they do not know to the shape', () => {
     expect(() => QUICK_READERS.reward.read({ id: 'r1', name: 'A reward', price: '12' })).toThrow(UNUSUAL);
     expect(outcome(QUICK_READERS.reward.shape, { id: 'r1', name: 'A reward', price: '12' }, QUICK_READERS.reward.read)).toMatchObject({ value: { price: 12 } });
