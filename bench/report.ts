@@ -48,6 +48,8 @@ export interface BenchReport {
     quick: boolean;
     settings: { roundMs: number; rounds: number; warmupMs: number; concurrencies: number[]; emulatorLatenciesMs: number[]; subscriptions: SubscriptionSettings };
     runtimeFlags: readonly string[];
+    /** The gateway's and the reference proxy's. */
+    gatewayRuntimeFlags?: readonly string[];
   };
   economy: EconomyResult[];
   scenarios: ScenarioResult[];
@@ -214,7 +216,7 @@ export function formatReport(report: BenchReport): string {
   const { meta } = report;
   const sections = [
     `Benchmark of ${meta.startedAt}: node ${meta.node}, ${meta.cpus} CPUs, load average ${fixed(meta.loadAverage.start, 2)} -> ${fixed(meta.loadAverage.end, 2)}, ${meta.durationSeconds} s${meta.quick ? ' (QUICK: figures are not meaningful)' : ''}`,
-    `${meta.settings.rounds} alternating rounds of ${meta.settings.roundMs} ms per side after ${meta.settings.warmupMs} ms of warm-up; servers run with ${meta.runtimeFlags.join(' ') || 'no flags'}`,
+    `${meta.settings.rounds} alternating rounds of ${meta.settings.roundMs} ms per side after ${meta.settings.warmupMs} ms of warm-up; servers run with ${meta.runtimeFlags.join(' ') || 'no flags'}${meta.gatewayRuntimeFlags ? `, the gateway and the reference's proxy with ${meta.gatewayRuntimeFlags.join(' ')}` : ''}`,
     '',
     'Latency and throughput: floor = straight to the emulator with undici; gateway = through gateway and subgraph',
     table(

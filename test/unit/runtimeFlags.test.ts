@@ -2,7 +2,7 @@ import { execFileSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { REPO_ROOT, RUNTIME_FLAGS } from '../../bench/processes.ts';
+import { GATEWAY_RUNTIME_FLAGS, REPO_ROOT, RUNTIME_FLAGS, runtimeFlagsOf } from '../../bench/processes.ts';
 
 describe('runtime flags', () => {
   it('npm start runs with the V8 flags the benchmark measures', () => {
@@ -13,6 +13,12 @@ describe('runtime flags', () => {
 
   it('this node accepts every one of them', () => {
     // node refuses a misspelt V8 flag with "bad option" and exit code 9.
-    expect(execFileSync(process.execPath, [...RUNTIME_FLAGS, '-e', 'process.stdout.write("ok")'], { encoding: 'utf8' })).toBe('ok');
+    for (const flags of [RUNTIME_FLAGS, GATEWAY_RUNTIME_FLAGS]) expect(execFileSync(process.execPath, [...flags, '-e', 'process.stdout.write("ok")'], { encoding: 'utf8' })).toBe('ok');
+  });
+
+  it('the gateway and the reference proxy run with the same flags, every other server with the rest', () => {
+    expect(runtimeFlagsOf('gateway/main.ts')).toEqual(runtimeFlagsOf('bench/twoHops/proxy.ts'));
+    expect(runtimeFlagsOf('gateway/main.ts')).not.toEqual(RUNTIME_FLAGS);
+    for (const entry of ['subgraphs/recognition/main.ts', 'emulators/recognition/main.ts', 'bench/twoHops/mapper.ts']) expect(runtimeFlagsOf(entry)).toEqual(RUNTIME_FLAGS);
   });
 });
