@@ -103,6 +103,12 @@ export const quick = {
     if (Array.isArray(value)) return value.map((entry) => item(entry));
     throw UNUSUAL;
   },
+  /** `optBool`, booleans only: `"true"` and `"false"` go to the shape. */
+  optBool(value: unknown): boolean | null {
+    if (value === null || value === undefined) return null;
+    if (typeof value === 'boolean') return value;
+    throw UNUSUAL;
+  },
   /** `optNum`, numbers only: digits as text go to the shape. */
   optNum(value: unknown): number | null {
     if (value === null || value === undefined) return null;

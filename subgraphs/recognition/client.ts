@@ -344,9 +344,6 @@ const rewardShape = z.object({
   type: optText,
 });
 
-/** Each quick reader with the shape it mirrors, for the test that holds one to the other. */
-export const QUICK_READERS = { catalogue: { shape: catalogueShape, read: quickCatalogue }, reward: { shape: rewardShape, read: quickReward } };
-
 const redemptionShape = z.object({
   id: identifier,
   created_at: optText,
@@ -359,6 +356,35 @@ const redemptionShape = z.object({
     .nullish()
     .transform((details) => details ?? null),
 });
+
+// A redemption list asks for one each: twenty or more calls per operation.
+function quickRedemption(body: unknown): z.output<typeof redemptionShape> {
+  const redemption = quick.object(body);
+  const details = redemption.reward_details === null || redemption.reward_details === undefined ? null : quick.object(redemption.reward_details);
+  return {
+    id: quick.identifier(redemption.id),
+    created_at: quick.optText(redemption.created_at),
+    state: quick.text(redemption.state),
+    certificate_url: quick.optText(redemption.certificate_url),
+    claim_url: quick.optText(redemption.claim_url),
+    auto_approvable: quick.optBool(redemption.auto_approvable),
+    reward_details: details && {
+      id: quick.identifier(details.id),
+      name: quick.optText(details.name),
+      price: quick.optNum(details.price),
+      display_price: quick.optText(details.display_price),
+      type: quick.optText(details.type),
+      image_url: quick.optText(details.image_url),
+    },
+  };
+}
+
+/** Each quick reader with the shape it mirrors, for the test that holds one to the other. */
+export const QUICK_READERS = {
+  catalogue: { shape: catalogueShape, read: quickCatalogue },
+  reward: { shape: rewardShape, read: quickReward },
+  redemption: { shape: redemptionShape, read: quickRedemption },
+};
 
 const webhooksShape = z.array(
   z.object({
@@ -519,7 +545,7 @@ export function createRecognitionClient({ transport, token }: { transport: RestT
 
     async getRedemption(id) {
       const response = await transport.lookup(read({ operation: 'getRedemption', path: restPath('/redemptions/:id', { id }) }));
-      return response ? answer(redemptionShape, response, 'getRedemption') : null;
+      return response ? answer(redemptionShape, response, 'getRedemption', quickRedemption) : null;
     },
 
     async listWebhooks() {

@@ -6,7 +6,7 @@ import { QUICK_READERS as MARKETPLACE_READERS } from '../../subgraphs/marketplac
 import { seedMarketplace } from '../../emulators/marketplace/data.ts';
 import { parseAnswer, UNUSUAL } from '../../subgraphs/kit/shapes.ts';
 import { seedRecognition } from '../../emulators/recognition/data.ts';
-import { presentCatalogueEntry, presentReward } from '../../emulators/recognition/presenters.ts';
+import { presentCatalogueEntry, presentRedemption, presentReward } from '../../emulators/recognition/presenters.ts';
 
 const where = { service: 'recognition', operation: 'listRewards', status: 200 };
 
@@ -50,6 +50,19 @@ const reward = fc.record(
   { requiredKeys: [] },
 );
 
+const redemption = fc.record(
+  {
+    id: field,
+    created_at: field,
+    state: field,
+    certificate_url: field,
+    claim_url: field,
+    auto_approvable: field,
+    reward_details: fc.oneof(fc.record({ id: field, name: field, price: field, display_price: field, type: field, image_url: field }, { requiredKeys: [] }), field),
+  },
+  { requiredKeys: [] },
+);
+
 // Answers of the usual form only, every field within its type, so the quick readers read them whole.
 const optional = <T>(arbitrary: fc.Arbitrary<T>) => fc.oneof(arbitrary, fc.constant(null), fc.constant(undefined));
 const usualText = fc.oneof(fc.string({ maxLength: 6 }), fc.integer());
@@ -62,6 +75,21 @@ const usualCatalogReward = fc.record(
 const usualCatalogue = fc.array(
   fc.record({ type: usualText, name: usualText, rewards: fc.oneof(fc.array(usualCatalogReward, { maxLength: 3 }), fc.record({ items: fc.array(usualCatalogReward, { maxLength: 3 }) })) }),
   { maxLength: 3 },
+);
+
+const usualRedemption = fc.record(
+  {
+    id: fc.oneof(fc.string({ minLength: 1, maxLength: 4 }), fc.integer()),
+    created_at: optional(usualText),
+    state: usualText,
+    certificate_url: optional(usualText),
+    claim_url: optional(usualText),
+    auto_approvable: optional(fc.boolean()),
+    reward_details: optional(
+      fc.record({ id: fc.oneof(fc.string({ minLength: 1, maxLength: 4 }), fc.integer()), name: optional(usualText), price: optional(fc.integer()), display_price: optional(usualText), type: optional(usualText), image_url: optional(usualText) }, { requiredKeys: ['id'] }),
+    ),
+  },
+  { requiredKeys: ['id', 'state'] },
 );
 
 const list = <T>(item: fc.Arbitrary<T>) => fc.oneof(fc.array(item, { maxLength: 3 }), field);
@@ -123,6 +151,16 @@ describe('quick readers of hot recognition answers', () => {
     );
   });
 
+  it('read a redemption exactly as its zod shape does, value or error, whatever the body', () => {
+    const { shape, read } = QUICK_READERS.redemption;
+    fc.assert(
+      fc.property(fc.oneof(redemption, field, usualRedemption), (body) => {
+        expect(outcome(shape, body, read)).toStrictEqual(outcome(shape, body));
+      }),
+      { numRuns: 2000 },
+    );
+  });
+
   it('read a marketplace product exactly as its zod shape does, value or error, whatever the body', () => {
     const { shape, read } = MARKETPLACE_READERS.product;
     fc.assert(
@@ -144,6 +182,11 @@ describe('quick readers of hot recognition answers', () => {
     const item = catalogue[0]!;
     const one = presentReward(item, item.denominations[0]!, null);
     expect(QUICK_READERS.reward.read(one)).toStrictEqual(QUICK_READERS.reward.shape.parse(one));
+    for (const redemption of seedRecognition(Date.now()).redemptions.slice(0, 5)) {
+      const item = catalogue.find((entry) => entry.denominations.some((denomination) => denomination.id === redemption.reward_id))!;
+      const presented = presentRedemption(redemption, item, item.denominations.find((denomination) => denomination.id === redemption.reward_id)!);
+      expect(QUICK_READERS.redemption.read(presented)).toStrictEqual(QUICK_READERS.redemption.shape.parse(presented));
+    }
   });
 
   it('read hostile answers as the shapes do: prototype keys, deep nesting, a catalogue of 20,000 rewards', () => {
@@ -162,5 +205,7 @@ describe('quick readers of hot recognition answers', () => {
   it('hand what they do not know to the shape', () => {
     expect(() => QUICK_READERS.reward.read({ id: 'r1', name: 'A reward', price: '12' })).toThrow(UNUSUAL);
     expect(outcome(QUICK_READERS.reward.shape, { id: 'r1', name: 'A reward', price: '12' }, QUICK_READERS.reward.read)).toMatchObject({ value: { price: 12 } });
+    expect(() => QUICK_READERS.redemption.read({ id: 'rd1', state: 'approved', auto_approvable: 'true' })).toThrow(UNUSUAL);
+    expect(outcome(QUICK_READERS.redemption.shape, { id: 'rd1', state: 'approved', auto_approvable: 'true' }, QUICK_READERS.redemption.read)).toMatchObject({ value: { auto_approvable: true } });
   });
 });
