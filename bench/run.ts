@@ -22,9 +22,9 @@ import { measureIdenticalReads, type IdenticalReadsResult } from './identicalRea
  *   (the largest file is the process's main thread; summarise it with bench/profile.ts).
  */
 const quick = process.env.BENCH_QUICK === '1';
-// Sized so the whole run stays under 8 minutes on 2 cores: 24 scenarios of about 9 s, 12 stretches
+// Sized so the whole run stays under 10 minutes on 2 cores: 24 scenarios of about 9 s, 12 stretches
 // of identical dashboards of about 2.5 s, the hand-written two hops in about 12 s at 0 ms and
-// concurrency 1, 60 s at concurrency 32 and 22 s at 20 ms, then about 60 s of subscriptions.
+// concurrency 1, 100 s at concurrency 32 and 22 s at 20 ms, then about 60 s of subscriptions.
 const settings = quick
   ? { roundMs: 100, rounds: 2, warmupMs: 50, jitWarmupMs: 50, economyRuns: 2 }
   : { roundMs: 1000, rounds: 4, warmupMs: 400, jitWarmupMs: 500, economyRuns: 5 };
@@ -140,7 +140,7 @@ try {
       progress(`${IDENTICAL_CONCURRENCY} identical ${operation.name}, emulator ${latency} ms: ${result.gateway.opsPerSec.toFixed(0)} ops/s, ${result.upstreamCallsPerRequest.toFixed(2)} upstream calls per request`);
     }
     for (const { operation: reference, concurrency } of hops ? runsAt(latency) : []) {
-      // 3 rounds, each side first once, keep the run under 8 minutes.
+      // 3 rounds, each side first once (5 at concurrency 32, with five sides), keep the run under 10 minutes.
       const unsharedHere = concurrency > 1 ? unshared : undefined;
       const unbatchedHere = concurrency > 1 ? unbatched : undefined;
       const result = await measureTwoHops(
