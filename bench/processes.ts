@@ -20,11 +20,10 @@ export const REPO_ROOT = fileURLToPath(new URL('..', import.meta.url));
 export const RUNTIME_FLAGS: readonly string[] = ['--max-semi-space-size=64', '--initial-old-space-size=128'];
 
 /**
- * The gateway's, where it runs alone: a young generation half as large. What the gateway keeps of a
- * request is mostly Buffers (answers passed through as they came), counted as external memory; with
- * 64 MiB semi-spaces scavenges come too seldom to free them, and V8 reclaims them with
- * mark-compacts started by external memory pressure, up to three a second (docs/PERFORMANCE.md,
- * "Runtime flags").
+ * The gateway's, where it runs alone: a young generation half as large. Its old generation holds
+ * some 68 MiB live (the supergraph, its plans, Apollo), so at 64 MiB semi-spaces the room left
+ * under the limit is smaller than what a scavenge could promote, and under load V8 started
+ * mark-compacts several times a second (docs/PERFORMANCE.md, "Runtime flags").
  */
 export const GATEWAY_RUNTIME_FLAGS: readonly string[] = ['--max-semi-space-size=32', '--initial-old-space-size=128'];
 /** The gateway, and the hand-written reference's first hop, which forwards answers as the gateway does. */

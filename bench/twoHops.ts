@@ -194,7 +194,6 @@ export async function measureTwoHops(
       : unsharedClient
         ? (['floor', 'twoHops', 'gateway', 'gatewayUnshared'] as const)
         : (['floor', 'twoHops', 'gateway'] as const);
-    // As many rounds as sides, each side first in one of them: at concurrency 32 there are five.
     const loadClient = [process.pid];
     const cpu = cpuAccounts({
       twoHops: { firstHop: [stack.pids.proxy], secondHop: [stack.pids.mapper], emulators: graph.emulators, client: loadClient },
@@ -202,6 +201,7 @@ export async function measureTwoHops(
       ...(graph.gatewayUnshared ? { gatewayUnshared: { firstHop: [graph.gatewayUnshared], secondHop: graph.subgraphs, emulators: graph.emulators, client: loadClient } } : {}),
       ...(graph.gatewayUnbatched ? { gatewayUnbatched: { firstHop: [graph.gatewayUnbatched], secondHop: graph.subgraphs, emulators: graph.emulators, client: loadClient } } : {}),
     });
+    // As many rounds as sides, each side first in one of them: at concurrency 32 there are five.
     const { floor, twoHops, gateway, gatewayUnshared, gatewayUnbatched } = (await timeInRounds(`two hops ${operation.name}`, all, order, { ...settings, rounds: Math.max(settings.rounds, order.length) }, cpu.around)) as Record<(typeof order)[number], Summary> & {
       gatewayUnshared?: Summary;
       gatewayUnbatched?: Summary;

@@ -75,11 +75,11 @@ const heapDir = mkdtempSync(join(tmpdir(), 'soak-heap-'));
 process.env.SOAK_HEAP_PROBE_DIR = heapDir;
 const heapProbe = new URL('./heapProbe.ts', import.meta.url).href;
 /**
- * The young generation starts at the size `npm start`'s flags let it grow to. V8 grows it from
- * 1 MiB toward that bound (two semi-spaces of 64 MiB, the gateway's 32 MiB) when it chooses, under allocation: in a
- * ten-minute run with the production flags the gateway's went from 8 to 128 MiB committed, its
- * RSS +50% with its live data +0.1%. Growth that is bounded and V8's to time is not what the soak
- * looks for, so it is taken out of the reading; what is left of RSS is everything else.
+ * Each process's young generation starts at the size its production flags let it grow to (two
+ * semi-spaces of 64 MiB, of 32 MiB in the gateway). V8 grows it from 1 MiB toward that bound when it
+ * chooses, under allocation: in a ten-minute run at 64 MiB the gateway's went from 8 to 128 MiB
+ * committed, its RSS +50% with its live data +0.1%. Growth that is bounded and V8's to time is not
+ * what the soak looks for, so it is taken out of the reading; what is left of RSS is everything else.
  */
 const youngAtItsBound = (flags: readonly string[]) => {
   const maxSemiSpace = flags.find((flag) => flag.startsWith('--max-semi-space-size='))?.split('=')[1];
