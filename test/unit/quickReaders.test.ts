@@ -19,6 +19,16 @@ function outcome<T>(shape: z.ZodType<T>, body: unknown, read?: (body: unknown) =
   }
 }
 
+/** Holds a reader to its shape over generated bodies: the same value, or the same error, for each. */
+function holdsToShape<T>({ shape, read }: { shape: z.ZodType<T>; read: (body: unknown) => T }, bodies: fc.Arbitrary<unknown>): void {
+  fc.assert(
+    fc.property(bodies, (body) => {
+      expect(outcome(shape, body, read)).toStrictEqual(outcome(shape, body));
+    }),
+    { numRuns: 2000 },
+  );
+}
+
 // Every kind of value a field may hold in a broken or quirky answer; text and null the likeliest,
 // so that whole answers of the usual form, the quick readers' own, come up often too.
 const field = fc.oneof(
@@ -132,48 +142,25 @@ const usualProduct = fc.record({
 
 describe('quick readers of hot recognition answers', () => {
   it('read the catalogue exactly as its zod shape does, value or error, whatever the body', () => {
-    const { shape, read } = QUICK_READERS.catalogue;
-    fc.assert(
-      fc.property(fc.oneof(fc.array(group, { maxLength: 3 }), field, usualCatalogue), (body) => {
-        expect(outcome(shape, body, read)).toStrictEqual(outcome(shape, body));
-      }),
-      { numRuns: 2000 },
-    );
+    holdsToShape(QUICK_READERS.catalogue, fc.oneof(fc.array(group, { maxLength: 3 }), field, usualCatalogue));
   });
 
   it('read a reward exactly as its zod shape does, value or error, whatever the body', () => {
-    const { shape, read } = QUICK_READERS.reward;
-    fc.assert(
-      fc.property(fc.oneof(reward, field), (body) => {
-        expect(outcome(shape, body, read)).toStrictEqual(outcome(shape, body));
-      }),
-      { numRuns: 2000 },
-    );
+    holdsToShape(QUICK_READERS.reward, fc.oneof(reward, field));
   });
 
   it('read a redemption exactly as its zod shape does, value or error, whatever the body', () => {
-    const { shape, read } = QUICK_READERS.redemption;
-    fc.assert(
-      fc.property(fc.oneof(redemption, field, usualRedemption), (body) => {
-        expect(outcome(shape, body, read)).toStrictEqual(outcome(shape, body));
-      }),
-      { numRuns: 2000 },
-    );
+    holdsToShape(QUICK_READERS.redemption, fc.oneof(redemption, field, usualRedemption));
   });
 
   it('read a marketplace product exactly as its zod shape does, value or error, whatever the body', () => {
     const { shape, read } = MARKETPLACE_READERS.product;
-    fc.assert(
-      fc.property(fc.oneof(product, field, usualProduct), (body) => {
-        expect(outcome(shape, body, read)).toStrictEqual(outcome(shape, body));
-      }),
-      { numRuns: 2000 },
-    );
+    holdsToShape(MARKETPLACE_READERS.product, fc.oneof(product, field, usualProduct));
     for (const seeded of seedMarketplace(Date.now()).products) expect(read(seeded)).toStrictEqual(shape.parse(seeded));
   });
 
   it('read the emulated service’s catalogue and rewards themselves, without handing them to zod', () => {
-    const { catalogue } = seedRecognition(Date.now());
+    const { catalogue, redemptions } = seedRecognition(Date.now());
     const body = ['gift_card', 'donation', 'company'].map((type) => ({ type, name: type, rewards: { items: catalogue.filter((item) => item.type === type).map((item) => presentCatalogueEntry(item, 'US')) } }));
     expect(QUICK_READERS.catalogue.read(body)).toStrictEqual(QUICK_READERS.catalogue.shape.parse(body));
     // The real service sends a group's rewards as the array itself.
@@ -182,7 +169,7 @@ describe('quick readers of hot recognition answers', () => {
     const item = catalogue[0]!;
     const one = presentReward(item, item.denominations[0]!, null);
     expect(QUICK_READERS.reward.read(one)).toStrictEqual(QUICK_READERS.reward.shape.parse(one));
-    for (const redemption of seedRecognition(Date.now()).redemptions.slice(0, 5)) {
+    for (const redemption of redemptions.slice(0, 5)) {
       const item = catalogue.find((entry) => entry.denominations.some((denomination) => denomination.id === redemption.reward_id))!;
       const presented = presentRedemption(redemption, item, item.denominations.find((denomination) => denomination.id === redemption.reward_id)!);
       expect(QUICK_READERS.redemption.read(presented)).toStrictEqual(QUICK_READERS.redemption.shape.parse(presented));
