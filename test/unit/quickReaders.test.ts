@@ -189,6 +189,20 @@ describe('quick readers of hot recognition answers', () => {
     expect(read(hostile[3])[0]!.rewards).toHaveLength(20_000);
   });
 
+  it('read hostile redemptions as the shape does: prototype keys, nesting 10,000 deep where a field or the details should be', () => {
+    const deep = `${'['.repeat(10_000)}${']'.repeat(10_000)}`;
+    const hostile = [
+      JSON.parse('{"id":"rd1","state":"s","__proto__":{"polluted":true},"reward_details":{"id":"r","__proto__":{"polluted":true},"constructor":{"prototype":{"polluted":true}}}}'),
+      JSON.parse(`{"id":${deep},"state":"s"}`),
+      JSON.parse(`{"id":"rd1","state":"s","reward_details":${deep}}`),
+      JSON.parse(`{"id":"rd1","state":"s","reward_details":{"id":"r","name":${deep}}}`),
+      JSON.parse(deep),
+    ];
+    for (const body of hostile) expect(outcome(QUICK_READERS.redemption.shape, body, QUICK_READERS.redemption.read)).toStrictEqual(outcome(QUICK_READERS.redemption.shape, body));
+    expect(({} as { polluted?: unknown }).polluted).toBeUndefined();
+    expect(QUICK_READERS.redemption.read(hostile[0])).toMatchObject({ id: 'rd1', reward_details: { id: 'r' } });
+  });
+
   it('hand what they do not know to the shape', () => {
     expect(() => QUICK_READERS.reward.read({ id: 'r1', name: 'A reward', price: '12' })).toThrow(UNUSUAL);
     expect(outcome(QUICK_READERS.reward.shape, { id: 'r1', name: 'A reward', price: '12' }, QUICK_READERS.reward.read)).toMatchObject({ value: { price: 12 } });
