@@ -27,13 +27,15 @@ export function createMetrics(prefix: string, { defaults = false }: { defaults?:
  * may make.
  */
 export function observeUpstream(metrics: Metrics, service: string) {
-  const series = new Map<string, { calls: { inc(): void }; seconds: { observe(value: number): void } }>();
+  // By operation, then status: a key joined from both was a string built and hashed at every call.
+  const series = new Map<string, Map<number | 'error', { calls: { inc(): void }; seconds: { observe(value: number): void } }>>();
   return ({ operation, status, durationMs }: { operation: string; status: number | 'error'; durationMs: number }): void => {
-    const key = `${operation}\u0000${status}`;
-    let entry = series.get(key);
+    let byStatus = series.get(operation);
+    if (!byStatus) series.set(operation, (byStatus = new Map()));
+    let entry = byStatus.get(status);
     if (!entry) {
       entry = { calls: metrics.upstreamCalls.labels({ service, operation, status: String(status) }), seconds: metrics.upstreamSeconds.labels({ service, operation }) };
-      series.set(key, entry);
+      byStatus.set(status, entry);
     }
     entry.calls.inc();
     entry.seconds.observe(durationMs / 1000);

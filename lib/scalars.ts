@@ -37,13 +37,18 @@ const DAYS_IN_MONTH = [31, 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31];
  */
 export function isCanonicalInstant(value: string): boolean {
   if (value.length !== 24 || !CANONICAL_INSTANT.test(value)) return false;
-  const field = (from: number, to: number) => Number(value.slice(from, to));
-  const year = field(0, 4);
-  const month = field(5, 7);
-  const day = field(8, 10);
+  const year = digitsAt(value, 0, 4);
+  const month = digitsAt(value, 5, 7);
+  const day = digitsAt(value, 8, 10);
   const leap = year % 4 === 0 && (year % 100 !== 0 || year % 400 === 0);
   const days = month === 2 && leap ? 29 : DAYS_IN_MONTH[month - 1];
-  return days !== undefined && day >= 1 && day <= days && field(11, 13) <= 23 && field(14, 16) <= 59 && field(17, 19) <= 59;
+  return days !== undefined && day >= 1 && day <= days && digitsAt(value, 11, 13) <= 23 && digitsAt(value, 14, 16) <= 59 && digitsAt(value, 17, 19) <= 59;
+}
+
+// Not a closure inside the check: tsx, which keeps function names, renamed one with a property
+// definition at every instant read, 2 µs each, 40 a `redemptions20`.
+function digitsAt(text: string, from: number, to: number): number {
+  return Number(text.slice(from, to));
 }
 
 function toIsoInstant(value: unknown): string {

@@ -170,14 +170,15 @@ export function scopedTransport(transport: RestTransport, scope: CallScope | und
   // those with a property definition every time this runs, once per request.
   return {
     service: transport.service,
+    // A client that builds its calls with the scope already on them spares a copy of each.
     request(call) {
-      return transport.request({ ...call, scope });
+      return transport.request(call.scope === scope ? call : { ...call, scope });
     },
     lookup(call) {
-      return transport.lookup({ ...call, scope });
+      return transport.lookup(call.scope === scope ? call : { ...call, scope });
     },
     stream(call) {
-      return transport.stream({ ...call, scope });
+      return transport.stream(call.scope === scope ? call : { ...call, scope });
     },
     close() {
       return transport.close();

@@ -157,7 +157,16 @@ async function encodeBody(body: RestBody): Promise<{ payload?: string | Buffer; 
   return { payload: body.raw, contentType: body.contentType };
 }
 
+/** undici names headers in lower case; a repeated one, an array, is joined as HTTP folds it. */
 function flattenHeaders(headers: Dispatcher.ResponseData['headers']): Record<string, string> {
+  // Most answers repeat no header and leave none undefined: they are used as they came, not copied.
+  for (const name in headers) {
+    if (typeof headers[name] !== 'string') return flattenedCopy(headers);
+  }
+  return headers as Record<string, string>;
+}
+
+function flattenedCopy(headers: Dispatcher.ResponseData['headers']): Record<string, string> {
   const out: Record<string, string> = {};
   for (const [name, value] of Object.entries(headers)) {
     if (value !== undefined) out[name.toLowerCase()] = Array.isArray(value) ? value.join(', ') : value;
@@ -376,7 +385,8 @@ export function createRestTransport(options: RestTransportOptions): RestTranspor
 
   return {
     service,
-    request: async (call) => (await complete(call, false))!,
+    // `complete` answers null only for a lookup's 404.
+    request: (call) => complete(call, false) as Promise<RestResponse>,
     lookup: (call) => complete(call, true),
     async stream(call) {
       const deadline = deadlineOf(call);

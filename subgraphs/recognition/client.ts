@@ -4,6 +4,7 @@ import { missingCredential, upstreamContractError } from '../kit/errors.ts';
 import { asBoolean, asNumber, asRecord, asText, headerValue, unwrap } from '../kit/envelopes.ts';
 import { bool, identifier, num, optBool, optNum, optText, parseAnswer, quick, text } from '../kit/shapes.ts';
 import type { RestCall, RestResponse, RestTransport } from '../kit/transport.ts';
+import type { CallScope } from '../kit/callScope.ts';
 import { restPath } from '../kit/paths.ts';
 
 /** The gateway header that carries a caller's recognition token. */
@@ -447,7 +448,7 @@ export interface RecognitionClient {
  * functions declared in the client's factory: tsx, which keeps function names, renames each of
  * those with a property definition every time the factory runs, once per request.
  */
-function callsWith(token: string | undefined) {
+function callsWith(token: string | undefined, scope: CallScope | undefined) {
   return {
     credential(): string {
       return required(token);
@@ -456,11 +457,12 @@ function callsWith(token: string | undefined) {
     // `call`, which differs at every call site, at about four times the cost per upstream call.
     read(call: Omit<RestCall, 'method' | 'secrets'>): RestCall {
       const secret = required(token);
-      return { method: 'GET', secrets: [secret], ...call, query: { ...call.query, access_token: secret } };
+      // The scope here, in the literal made anyway: `scopedTransport` then has no copy of the call to make.
+      return { method: 'GET', secrets: [secret], scope, ...call, query: { ...call.query, access_token: secret } };
     },
     write(method: RestCall['method'], call: Omit<RestCall, 'method' | 'secrets'>): RestCall {
       const secret = required(token);
-      return { method, secrets: [secret], ...call, headers: { ...call.headers, authorization: `Bearer ${secret}` } };
+      return { method, secrets: [secret], scope, ...call, headers: { ...call.headers, authorization: `Bearer ${secret}` } };
     },
   };
 }
@@ -470,8 +472,9 @@ function required(token: string | undefined): string {
   return token;
 }
 
-export function createRecognitionClient({ transport, token }: { transport: RestTransport; token: string | undefined }): RecognitionClient {
-  const { credential, read, write } = callsWith(token);
+/** `scope`, the request's, is the one `transport` (its `scopedTransport`) puts on every call. */
+export function createRecognitionClient({ transport, token, scope }: { transport: RestTransport; token: string | undefined; scope?: CallScope }): RecognitionClient {
+  const { credential, read, write } = callsWith(token, scope);
 
   return {
     async listApiKeys({ userId }) {

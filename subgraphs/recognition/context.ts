@@ -26,7 +26,7 @@ export interface RecognitionDependencies {
 /** One request's context: the caller's credential bound into a client, and fresh loaders over it. */
 export function makeContext({ transport, events, credentialChecks }: RecognitionDependencies, headers: IncomingMessage['headers'] | Record<string, unknown>, scope?: CallScope): RecognitionContext {
   const token = credentialHeader(headers, CREDENTIAL_HEADER);
-  const client = createRecognitionClient({ transport: scopedTransport(transport, scope), token });
+  const client = createRecognitionClient({ transport: scopedTransport(transport, scope), token, ...(scope ? { scope } : {}) });
   return {
     client,
     loaders: createLoaders(client, scope),

@@ -61,6 +61,22 @@ describe('the transport reading an answer', () => {
     expect(answer.headers['x-page']).toBe('2');
   });
 
+  it('names headers in lower case and folds a repeated one, as HTTP does', async () => {
+    serve('/headers', (res) => {
+      // Raw header lines: the names' case as sent, and `Link` twice.
+      res.setHeader('X-Page-Token', 'abc');
+      res.setHeader('Link', ['<https://x.example/?page=2>; rel="next"', '<https://x.example/?page=9>; rel="last"']);
+      res.writeHead(200, { 'content-type': 'application/json' }).end('{}');
+    });
+    const folded = await transport.request({ operation: 'headers', method: 'GET', path: '/headers' });
+    expect(folded.headers['x-page-token']).toBe('abc');
+    expect(folded.headers['link']).toBe('<https://x.example/?page=2>; rel="next", <https://x.example/?page=9>; rel="last"');
+    serve('/plain', (res) => res.writeHead(200, { 'Content-Type': 'application/json', 'X-Count': '3' }).end('{}'));
+    const plain = await transport.request({ operation: 'plain', method: 'GET', path: '/plain' });
+    expect(plain.headers['x-count']).toBe('3');
+    expect(Object.values(plain.headers).every((value) => typeof value === 'string')).toBe(true);
+  });
+
   it('asks again when the body of a read breaks off, and gets it whole', async () => {
     serve('/reward', brokenOff, whole);
     const answer = await transport.request({ operation: 'reward', method: 'GET', path: '/reward' });

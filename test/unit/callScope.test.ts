@@ -1,7 +1,8 @@
 import { EventEmitter } from 'node:events';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { describe, expect, it } from 'vitest';
-import { CALLS_MADE_HEADER, createCallScope, createRequestScope } from '../../subgraphs/kit/callScope.ts';
+import { CALLS_MADE_HEADER, createCallScope, createRequestScope, scopedTransport } from '../../subgraphs/kit/callScope.ts';
+import type { RestCall, RestTransport } from '../../subgraphs/kit/transport.ts';
 
 /** Just what a request scope uses of a response: its close, whether it was written whole, its headers. */
 function fakeResponse() {
@@ -70,5 +71,28 @@ describe('a request’s call scope', () => {
     const reasons: string[] = [];
     after.watch((reason) => reasons.push(reason.message));
     expect(reasons).toEqual(['gone']);
+  });
+
+  it('is put on every call of a scoped transport: a call that has it already goes as it is, any other as a copy with it', async () => {
+    const sent: RestCall[] = [];
+    const record = async (call: RestCall) => {
+      sent.push(call);
+      return { status: 200, headers: {}, body: undefined, text: '' };
+    };
+    const inner: RestTransport = { service: 'recognition', request: record, lookup: record, stream: () => Promise.reject(new Error('unused')), close: async () => {} };
+    const scope = createCallScope({ budget: 5, signal: new AbortController().signal });
+    const other = createCallScope({ budget: 5, signal: new AbortController().signal });
+    const transport = scopedTransport(inner, scope);
+    const own: RestCall = { operation: 'own', method: 'GET', path: '/a', scope };
+    const bare: RestCall = { operation: 'bare', method: 'GET', path: '/b' };
+    const foreign: RestCall = { operation: 'foreign', method: 'GET', path: '/c', scope: other };
+    await transport.request(own);
+    await transport.lookup(bare);
+    await transport.request(foreign);
+    expect(sent[0]).toBe(own);
+    expect(sent.slice(1).map((call) => call.scope)).toEqual([scope, scope]);
+    // The caller's objects are not changed: a call kept for later never carries a request's scope.
+    expect(bare.scope).toBeUndefined();
+    expect(foreign.scope).toBe(other);
   });
 });
