@@ -5,6 +5,7 @@ import { z } from 'zod';
 import { asRecord } from '../kit/envelopes.ts';
 import { identifier, optBool, optNum, optText, parseAnswer, quick, text } from '../kit/shapes.ts';
 import type { RestCall, RestResponse, RestTransport, StreamResponse } from '../kit/transport.ts';
+import type { CallScope } from '../kit/callScope.ts';
 import { restPath } from '../kit/paths.ts';
 
 /** The gateway headers that carry a caller's marketplace credentials. */
@@ -213,6 +214,8 @@ export interface MarketplaceClientOptions {
   marketplace: string;
   /** XML larger than this goes as a multipart file. */
   multipartThresholdBytes: number;
+  /** The request's, which `transport` (its `scopedTransport`) puts on every call: here it is put on as the call is built. */
+  scope?: CallScope;
 }
 
 /** Which credentials an endpoint wants: the spec's Authentication table. */
@@ -501,7 +504,7 @@ export function plpIdOf(body: unknown): string | undefined {
  * with a property definition every time the factory runs, once per request.
  */
 function marketplaceCalls(options: MarketplaceClientOptions, secrets: readonly string[]) {
-  const { transport, credential } = options;
+  const { transport, credential, scope } = options;
   const calls = {
     authenticated(call: Omit<RestCall, 'secrets'>, { identity, account }: AuthProfile = FULL): RestCall {
       const { email, apiKey, accountKey, userToken } = credential;
@@ -519,7 +522,7 @@ function marketplaceCalls(options: MarketplaceClientOptions, secrets: readonly s
       if (account !== 'absent' && accountKey) headers['x-accountmanager-key'] = accountKey;
       // The fixed property first: a literal that starts with a spread makes V8 clone the shape of `call`,
       // which differs at every call site, at about four times the cost per upstream call.
-      return { secrets, ...call, headers: { ...call.headers, ...headers } };
+      return { secrets, scope, ...call, headers: { ...call.headers, ...headers } };
     },
 
     /** An upstream page token may reach a client inside our cursor only if it holds no credential. */

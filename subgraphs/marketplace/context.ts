@@ -58,10 +58,11 @@ function credentialOf(headers: IncomingMessage['headers']): MarketplaceCredentia
   return credential;
 }
 
-export function clientFor({ transport, config }: MarketplaceDependencies, credential: MarketplaceCredential): MarketplaceClient {
+export function clientFor({ transport, config }: MarketplaceDependencies, credential: MarketplaceCredential, scope?: CallScope): MarketplaceClient {
   return createMarketplaceClient({
     transport,
     credential,
+    ...(scope ? { scope } : {}),
     apiUrl: config.apiUrl,
     productsApiUrl: config.productsApiUrl,
     marketplace: config.marketplace,
@@ -72,6 +73,6 @@ export function clientFor({ transport, config }: MarketplaceDependencies, creden
 /** One request's context: the caller's credentials bound into a client, and fresh loaders over it. */
 export function makeContext(dependencies: MarketplaceDependencies, headers: IncomingMessage['headers'], scope?: CallScope): MarketplaceContext {
   const credential = credentialOf(headers);
-  const client = clientFor({ ...dependencies, transport: scopedTransport(dependencies.transport, scope) }, credential);
+  const client = clientFor({ ...dependencies, transport: scopedTransport(dependencies.transport, scope) }, credential, scope);
   return { client, loaders: createLoaders(client, scope), credential, downloads: dependencies.downloads, gatewayOrigin: gatewayOriginOf(headers[GATEWAY_ORIGIN_HEADER]), cursors: dependencies.cursors };
 }

@@ -90,6 +90,23 @@ describe('demand control before execution', () => {
     const over = await t.gql(`{ questions(platform: "ALPHA", first: 100) { edges { node { product { sku } } } } ${teapots} }`, { headers: t.stack.demoHeaders });
     expect(over).toEqual({ errors: [tooExpensive(1001)] });
   });
+
+  it('holds a marketplace subgraph request to the budget the gateway passes, however its client builds its calls', async () => {
+    const marketplace = t.emulator('marketplace');
+    const subgraphUrl = t.stack.services.find((service) => service.name === 'marketplace')!.subgraphUrl;
+    await marketplace.clearRequests();
+    // A page of questions, then a product for each: far more than 2 calls.
+    const response = await fetch(subgraphUrl, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', ...t.stack.demoHeaders, [CALL_BUDGET_HEADER]: '2' },
+      body: JSON.stringify({ query: '{ questions(platform: "ALPHA", first: 20) { edges { node { product { sku } } } } }' }),
+    });
+    const result = (await response.json()) as GraphQLResult;
+    expect(response.headers.get(CALLS_MADE_HEADER)).toBe('2');
+    expect(await marketplace.requests()).toHaveLength(2);
+    expect(result.errors!.length).toBeGreaterThan(0);
+    for (const error of result.errors!) expect(error.extensions).toMatchObject({ code: 'OPERATION_TOO_EXPENSIVE', service: 'marketplace', budget: 2 });
+  });
 });
 
 /** The recognition slice alone: its emulator, a subgraph with these settings, and gateways over it. */
