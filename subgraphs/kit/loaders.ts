@@ -24,27 +24,71 @@ export interface PerKeyLoaderOptions<K, C> {
 
 /**
  * Runs at most `concurrency` tasks at once; the others wait their turn in order. Once `signal` is
- * aborted, a task whose turn comes fails with `cancelled()` instead of running.
+ * aborted, a task whose turn comes fails with `cancelled()` instead of running. What a task throws
+ * that is not an Error is rejected as one.
  */
-export function createLimiter(concurrency: number, signal?: Cancellation, cancelled: () => Error = () => new Error('cancelled')): <T>(task: () => Promise<T>) => Promise<T> {
-  let running = 0;
-  const waiting: (() => void)[] = [];
-  return async (task) => {
-    // A finishing task hands its slot straight to the next in line, so a newcomer cannot overtake.
-    if (running < concurrency) running += 1;
-    else await new Promise<void>((resolve) => waiting.push(resolve));
-    try {
-      if (signal?.aborted) throw cancelled();
-      return await task();
-    } finally {
-      const next = waiting.shift();
-      if (next) next();
-      else running -= 1;
-    }
-  };
+export function createLimiter(concurrency: number, signal?: Cancellation, cancelled: () => Error = cancelledByDefault): <T>(task: () => Promise<T>) => Promise<T> {
+  const limiter = new Limiter(concurrency, signal, cancelled);
+  return (task) => limiter.run(runTask, task);
 }
 
+const runTask = <T>(task: () => Promise<T>): Promise<T> => task();
+const cancelledByDefault = () => new Error('cancelled');
+
 const asError = (error: unknown): Error => (error instanceof Error ? error : new Error(String(error)));
+
+/**
+ * The limiter behind both: a fetch and its key rather than a closure over them, and one `then`
+ * per call. An async wrapper, a closure and a `catch` per key were three promises, two turns of
+ * the microtask queue and a function for each of the dozens of calls an operation makes.
+ */
+class Limiter {
+  private running = 0;
+  private readonly waiting: (() => void)[] = [];
+
+  constructor(
+    private readonly concurrency: number,
+    private readonly signal: Cancellation | undefined,
+    private readonly cancelled: () => Error,
+  ) {}
+
+  /** `fetch(key)` once a slot is free; what it throws, made an Error if it is none. */
+  run<K, T>(fetch: (key: K) => Promise<T>, key: K): Promise<T> {
+    // A finishing task hands its slot straight to the next in line, so a newcomer cannot overtake.
+    if (this.running < this.concurrency) {
+      this.running += 1;
+      return this.start(fetch, key);
+    }
+    return new Promise<void>((resolve) => this.waiting.push(resolve)).then(() => this.start(fetch, key));
+  }
+
+  private start<K, T>(fetch: (key: K) => Promise<T>, key: K): Promise<T> {
+    let fetched: Promise<T>;
+    try {
+      if (this.signal?.aborted) throw this.cancelled();
+      fetched = fetch(key);
+    } catch (error) {
+      this.release();
+      return Promise.reject(asError(error));
+    }
+    return fetched.then(
+      (value) => {
+        this.release();
+        return value;
+      },
+      (error: unknown) => {
+        this.release();
+        throw asError(error);
+      },
+    );
+  }
+
+  private release(): void {
+    const next = this.waiting.shift();
+    if (next) next();
+    else this.running -= 1;
+  }
+}
 
 /**
  * A DataLoader for an upstream with no batch endpoint: each distinct key costs one call, made
@@ -56,16 +100,11 @@ const asError = (error: unknown): Error => (error instanceof Error ? error : new
  * a key loaded twice in a request one call.
  */
 export function createPerKeyLoader<K, V, C = K>(fetchOne: (key: K) => Promise<V>, { concurrency = 32, cacheKeyFn, signal, cancelled }: PerKeyLoaderOptions<K, C> = {}): DataLoader<K, V, C> {
-  const limit = createLimiter(concurrency, signal, cancelled);
+  const limiter = new Limiter(concurrency, signal, cancelled ?? cancelledByDefault);
   return new DataLoader<K, V, C>(
     // A load adopts the promise it is resolved with, so each load settles with its own call while
     // the tick's keys still go out as one batch.
-    async (keys) =>
-      keys.map((key) =>
-        limit(() => fetchOne(key)).catch((error: unknown) => {
-          throw asError(error);
-        }),
-      ) as unknown as (V | Error)[],
+    async (keys) => keys.map((key) => limiter.run(fetchOne, key)) as unknown as (V | Error)[],
     cacheKeyFn ? { cacheKeyFn } : {},
   );
 }

@@ -101,4 +101,21 @@ describe('createLimiter', () => {
     await expect(limit(() => Promise.reject(new Error('boom')))).rejects.toThrow('boom');
     expect(await limit(async () => 'next')).toBe('next');
   });
+
+  it('fails the tasks still waiting once cancelled, without running them, and lets the running one finish', async () => {
+    const cancellation = { aborted: false };
+    const limit = createLimiter(1, cancellation, () => new Error('the request was cancelled'));
+    let release!: () => void;
+    const ran: string[] = [];
+    const running = limit(() => new Promise<string>((resolve) => (release = () => resolve('first'))).finally(() => void ran.push('first')));
+    const queued = limit(async () => void ran.push('queued'));
+    cancellation.aborted = true;
+    release();
+    expect(await running).toBe('first');
+    await expect(queued).rejects.toThrow('the request was cancelled');
+    expect(ran).toEqual(['first']);
+    // The slot went back: a task after the cancellation is refused too, and nothing hangs.
+    await expect(limit(async () => 'late')).rejects.toThrow('the request was cancelled');
+  });
 });
+
