@@ -1,6 +1,7 @@
 import Negotiator from 'negotiator';
 import { getVariableValues, type GraphQLSchema, type OperationDefinitionNode } from 'graphql';
 import { createBoundedCache } from './boundedCache.ts';
+import { quickVariablesCheck } from './quickVariables.ts';
 
 /**
  * The longest operation text remembered. The memory is keyed by the text itself and bounded in
@@ -63,21 +64,22 @@ function apolloResponseType(accept: string | undefined): string | null {
 }
 
 export function createRepeatOperations<V extends { operation: OperationDefinitionNode }>(schema: GraphQLSchema, capacity: number): RepeatOperations<V> {
-  const remembered = createBoundedCache<V>(capacity);
+  // Each with its variables' quick check, made once: graphql-js's coercion is the fallback, and the word on errors.
+  const remembered = createBoundedCache<{ value: V; variablesPass: (variables: Record<string, unknown>) => boolean }>(capacity);
   const keyOf = (query: string, operationName: string | null | undefined) => `${operationName ?? ''}\u0000${query}`;
   return {
     remember(query, operationName, value) {
-      if (query.length <= REMEMBERED_QUERY_MAX_CHARS) remembered.set(keyOf(query, operationName), value);
+      if (query.length <= REMEMBERED_QUERY_MAX_CHARS) remembered.set(keyOf(query, operationName), { value, variablesPass: quickVariablesCheck(schema, value.operation.variableDefinitions ?? []) });
     },
     recall(body, accept) {
       const request = plainRequest(body);
-      const value = request && remembered.get(keyOf(request.query, request.operationName));
-      const contentType = value && apolloResponseType(accept);
-      if (!request || !value || !contentType) return undefined;
+      const entry = request && remembered.get(keyOf(request.query, request.operationName));
+      const contentType = entry && apolloResponseType(accept);
+      if (!request || !entry || !contentType) return undefined;
       const variables = request.variables ?? {};
       // Apollo Server words variable errors itself (BAD_USER_INPUT, HTTP 400).
-      if (getVariableValues(schema, value.operation.variableDefinitions ?? [], variables).errors) return undefined;
-      return { value, variables, contentType };
+      if (!entry.variablesPass(variables) && getVariableValues(schema, entry.value.operation.variableDefinitions ?? [], variables).errors) return undefined;
+      return { value: entry.value, variables, contentType };
     },
     get size() {
       return remembered.size;
