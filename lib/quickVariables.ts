@@ -1,21 +1,17 @@
-import { GraphQLBoolean, GraphQLFloat, GraphQLID, GraphQLInt, GraphQLString, isListType, isNonNullType, isScalarType, typeFromAST, type GraphQLInputType, type GraphQLSchema, type VariableDefinitionNode } from 'graphql';
+import { isLeafType, isListType, isNonNullType, typeFromAST, type GraphQLInputType, type GraphQLLeafType, type GraphQLSchema, type VariableDefinitionNode } from 'graphql';
 
-/** Whether a value, not null, is one graphql-js takes as it is for the type. */
-type Takes = (value: unknown) => boolean;
+/** As graphql-js takes a leaf's value: its type's `parseValue` neither throws nor gives undefined. */
+function leafTakes(type: GraphQLLeafType): (value: unknown) => boolean {
+  return (value) => {
+    try {
+      return type.parseValue(value) !== undefined;
+    } catch {
+      return false;
+    }
+  };
+}
 
-const INT_MIN = -(2 ** 31);
-const INT_MAX = 2 ** 31 - 1;
-
-// By the built-in's own parser: a schema that gave a scalar of these names another one is not read here.
-const BUILT_IN: ReadonlyMap<unknown, Takes> = new Map<unknown, Takes>([
-  [GraphQLID.parseValue, (value) => typeof value === 'string' || (typeof value === 'number' && Number.isInteger(value))],
-  [GraphQLString.parseValue, (value) => typeof value === 'string'],
-  [GraphQLInt.parseValue, (value) => typeof value === 'number' && Number.isInteger(value) && value >= INT_MIN && value <= INT_MAX],
-  [GraphQLFloat.parseValue, (value) => typeof value === 'number' && Number.isFinite(value)],
-  [GraphQLBoolean.parseValue, (value) => typeof value === 'boolean'],
-]);
-
-/** What a value of `type` must be, null included; undefined for a type this does not read (enums, custom scalars, input objects). */
+/** What a value of `type` must be, null included; undefined for a type this does not read (input objects). */
 function takesOf(type: GraphQLInputType): ((value: unknown) => boolean) | undefined {
   if (isNonNullType(type)) {
     const inner = takesOf(type.ofType);
@@ -26,26 +22,30 @@ function takesOf(type: GraphQLInputType): ((value: unknown) => boolean) | undefi
     // graphql-js takes a single value for a list of one.
     return item && ((value) => value === null || (Array.isArray(value) ? value.every(item) : item(value)));
   }
-  const scalar = isScalarType(type) ? BUILT_IN.get(type.parseValue) : undefined;
-  return scalar && ((value) => value === null || scalar(value));
+  if (!isLeafType(type)) return undefined;
+  const takes = leafTakes(type);
+  return (value) => value === null || (value !== undefined && takes(value));
 }
 
 /**
  * For one operation's variable definitions, a check that answers `true` only where graphql-js's
- * `getVariableValues` would report no error: every variable of the built-in scalars, in lists or
- * not, present where required, of the right kind. `false` says nothing: graphql-js decides, and
- * words any error. Operations with a default value or a variable of another type always get `false`.
+ * `getVariableValues` would report no error: the same rules for null, lists and required
+ * variables, each leaf value given to its type's own `parseValue`. `false` says nothing:
+ * graphql-js decides, and words any error. Operations with an input object variable always get
+ * `false`.
  *
  * Checking variables as Apollo Server would is on every repeat of the fast paths, and graphql-js's
- * general coercion cost more than the rest of the gateway's work on a one-id read.
+ * general coercion (a path and an error callback for every value) cost more than the rest of the
+ * gateway's work on a one-id read.
  */
 export function quickVariablesCheck(schema: GraphQLSchema, definitions: readonly VariableDefinitionNode[]): (variables: Record<string, unknown>) => boolean {
   const checks: { name: string; required: boolean; takes: (value: unknown) => boolean }[] = [];
   for (const definition of definitions) {
     const type = typeFromAST(schema, definition.type);
-    const takes = definition.defaultValue || !type ? undefined : takesOf(type as GraphQLInputType);
+    const takes = type && takesOf(type as GraphQLInputType);
     if (!takes) return NEVER;
-    checks.push({ name: definition.variable.name.value, required: isNonNullType(type), takes });
+    // A default, checked when the operation was validated, stands in for a variable not given.
+    checks.push({ name: definition.variable.name.value, required: isNonNullType(type) && !definition.defaultValue, takes });
   }
   return (variables) => {
     for (const { name, required, takes } of checks) {

@@ -42,7 +42,9 @@ describe('the quick check of variables', () => {
         fc.array(fc.tuple(typeText, fc.boolean(), fc.option(value, { nil: undefined })), { minLength: 1, maxLength: 3 }),
         fc.boolean(),
         (variables, withDefault) => {
-          const text = `(${variables.map(([type], index) => `$v${index}: ${type}${withDefault && index === 0 && !type.endsWith('!') ? ' = null' : ''}`).join(', ')})`;
+          // A default: null where the type takes it, a value of the type (wrong ones are refused by validation, before this) elsewhere.
+          const defaultOf = (type: string) => (!type.endsWith('!') ? ' = null' : type === 'Int!' ? ' = 3' : type === 'Color!' ? ' = RED' : '');
+          const text = `(${variables.map(([type], index) => `$v${index}: ${type}${withDefault && index === 0 ? defaultOf(type) : ''}`).join(', ')})`;
           const values: Record<string, unknown> = {};
           variables.forEach(([, present, given], index) => {
             if (present && given !== undefined) values[`v${index}`] = given;
@@ -88,11 +90,27 @@ describe('the quick check of variables', () => {
 
   it.each([
     ['($at: DateTime)', { at: '2026-11-27T05:33:45.000Z' }],
+    ['($at: DateTime!)', { at: 1764221625000 }],
     ['($color: Color)', { color: 'RED' }],
-    ['($filter: Filter)', { filter: { min: 1 } }],
     ['($first: Int = 10)', {}],
-  ])('leaves %s %j, a type or a default it does not read, to graphql-js', (variables, values) => {
-    expect(quickAccepts(variables, values)).toBe(false);
+    ['($first: Int! = 10)', {}],
+  ])('takes %s %j, a custom scalar, an enum or a default, by its type’s own parser', (variables, values) => {
+    expect(quickAccepts(variables, values)).toBe(true);
     expect(graphqlAccepts(variables, values)).toBe(true);
+  });
+
+  it.each([
+    ['($at: DateTime)', { at: 'not an instant' }],
+    ['($color: Color)', { color: 'BLUE' }],
+    ['($color: Color)', { color: 0 }],
+    ['($first: Int! = 10)', { first: null }],
+  ])('leaves %s %j to graphql-js, which refuses it', (variables, values) => {
+    expect(quickAccepts(variables, values)).toBe(false);
+    expect(graphqlAccepts(variables, values)).toBe(false);
+  });
+
+  it('leaves an input object to graphql-js', () => {
+    expect(quickAccepts('($filter: Filter)', { filter: { min: 1 } })).toBe(false);
+    expect(graphqlAccepts('($filter: Filter)', { filter: { min: 1 } })).toBe(true);
   });
 });
