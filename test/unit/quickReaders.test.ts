@@ -6,7 +6,7 @@ import { QUICK_READERS as MARKETPLACE_READERS } from '../../subgraphs/marketplac
 import { seedMarketplace } from '../../emulators/marketplace/data.ts';
 import { parseAnswer, UNUSUAL } from '../../subgraphs/kit/shapes.ts';
 import { seedRecognition } from '../../emulators/recognition/data.ts';
-import { presentCatalogueEntry, presentRedemption, presentReward } from '../../emulators/recognition/presenters.ts';
+import { presentCatalogueEntry, presentRedemption, presentReward, presentUser } from '../../emulators/recognition/presenters.ts';
 
 const where = { service: 'recognition', operation: 'listRewards', status: 200 };
 
@@ -102,6 +102,15 @@ const usualRedemption = fc.record(
   { requiredKeys: ['id', 'state'] },
 );
 
+// A user is whatever object carries an id; its other keys are read later, by `toUser`.
+const user = fc.oneof(fc.record({ id: field, display_name: field, nickname: field }, { requiredKeys: [] }), field);
+const leaderboardEntries = fc.array(fc.oneof(fc.record({ count: field, user }, { requiredKeys: [] }), field), { maxLength: 3 });
+const usualLeaderboardEntries = fc.array(
+  fc.record({ count: fc.integer(), user: fc.record({ id: fc.oneof(fc.string({ minLength: 1, maxLength: 4 }), fc.integer()), display_name: optional(usualText) }, { requiredKeys: ['id'] }), rank: fc.integer() }, { requiredKeys: ['count', 'user'] }),
+  { maxLength: 3 },
+);
+const leaderboard = fc.oneof(leaderboardEntries, usualLeaderboardEntries, fc.record({ leaderboard: fc.oneof(leaderboardEntries, usualLeaderboardEntries, field) }, { requiredKeys: [] }), field);
+
 const list = <T>(item: fc.Arbitrary<T>) => fc.oneof(fc.array(item, { maxLength: 3 }), field);
 const keyValue = fc.oneof(fc.record({ key: field, value: field }, { requiredKeys: [] }), field);
 const product = fc.record(
@@ -151,6 +160,13 @@ describe('quick readers of hot recognition answers', () => {
 
   it('read a redemption exactly as its zod shape does, value or error, whatever the body', () => {
     holdsToShape(QUICK_READERS.redemption, fc.oneof(redemption, field, usualRedemption));
+  });
+
+  it('read a leaderboard exactly as its zod shape does, value or error, whatever the body', () => {
+    holdsToShape(QUICK_READERS.leaderboard, leaderboard);
+    const { users } = seedRecognition(Date.now());
+    const presented = users.slice(0, 20).map((entry, index) => ({ count: 20 - index, user: presentUser(entry, users[0]!) }));
+    for (const body of [presented, { leaderboard: presented }]) expect(QUICK_READERS.leaderboard.read(body)).toStrictEqual(QUICK_READERS.leaderboard.shape.parse(body));
   });
 
   it('read a marketplace product exactly as its zod shape does, value or error, whatever the body', () => {
