@@ -150,6 +150,8 @@ const usualProduct = fc.record({
 });
 
 describe('quick readers of hot recognition answers', () => {
+  const seeded = seedRecognition(Date.now());
+
   it('read the catalogue exactly as its zod shape does, value or error, whatever the body', () => {
     holdsToShape(QUICK_READERS.catalogue, fc.oneof(fc.array(group, { maxLength: 3 }), field, usualCatalogue));
   });
@@ -164,7 +166,7 @@ describe('quick readers of hot recognition answers', () => {
 
   it('read a leaderboard exactly as its zod shape does, value or error, whatever the body', () => {
     holdsToShape(QUICK_READERS.leaderboard, leaderboard);
-    const { users } = seedRecognition(Date.now());
+    const { users } = seeded;
     const presented = users.slice(0, 20).map((entry, index) => ({ count: 20 - index, user: presentUser(entry, users[0]!) }));
     for (const body of [presented, { leaderboard: presented }]) expect(QUICK_READERS.leaderboard.read(body)).toStrictEqual(QUICK_READERS.leaderboard.shape.parse(body));
   });
@@ -176,7 +178,7 @@ describe('quick readers of hot recognition answers', () => {
   });
 
   it('read the emulated service’s catalogue and rewards themselves, without handing them to zod', () => {
-    const { catalogue, redemptions } = seedRecognition(Date.now());
+    const { catalogue, redemptions } = seeded;
     const body = ['gift_card', 'donation', 'company'].map((type) => ({ type, name: type, rewards: { items: catalogue.filter((item) => item.type === type).map((item) => presentCatalogueEntry(item, 'US')) } }));
     expect(QUICK_READERS.catalogue.read(body)).toStrictEqual(QUICK_READERS.catalogue.shape.parse(body));
     // The real service sends a group's rewards as the array itself.
@@ -217,6 +219,23 @@ describe('quick readers of hot recognition answers', () => {
     for (const body of hostile) expect(outcome(QUICK_READERS.redemption.shape, body, QUICK_READERS.redemption.read)).toStrictEqual(outcome(QUICK_READERS.redemption.shape, body));
     expect(({} as { polluted?: unknown }).polluted).toBeUndefined();
     expect(QUICK_READERS.redemption.read(hostile[0])).toMatchObject({ id: 'rd1', reward_details: { id: 'r' } });
+  });
+
+  it('read hostile leaderboards as the shape does: prototype keys, nesting 10,000 deep where a count, a user or the list should be, 100,000 entries', () => {
+    const deep = `${'['.repeat(10_000)}${']'.repeat(10_000)}`;
+    const { shape, read } = QUICK_READERS.leaderboard;
+    const hostile = [
+      JSON.parse('[{"count":1,"__proto__":{"polluted":true},"user":{"id":"u1","__proto__":{"polluted":true},"constructor":{"prototype":{"polluted":true}}}}]'),
+      JSON.parse(`[{"count":${deep},"user":{"id":"u1"}}]`),
+      JSON.parse(`[{"count":1,"user":${deep}}]`),
+      JSON.parse(`{"leaderboard":${deep}}`),
+      JSON.parse(deep),
+      Array.from({ length: 100_000 }, (_, index) => ({ count: index, user: { id: `u${index}` } })),
+    ];
+    for (const body of hostile) expect(outcome(shape, body, read)).toStrictEqual(outcome(shape, body));
+    expect(({} as { polluted?: unknown }).polluted).toBeUndefined();
+    expect(read(hostile[0])).toMatchObject([{ count: 1, user: { id: 'u1' } }]);
+    expect(read(hostile[5])).toHaveLength(100_000);
   });
 
   it('hand what they do not know to the shape', () => {
