@@ -11,14 +11,21 @@ function leafTakes(type: GraphQLLeafType): (value: unknown) => boolean {
   };
 }
 
-/** What a value of `type` must be, null included; undefined for a type this does not read (input objects). */
-function takesOf(type: GraphQLInputType): ((value: unknown) => boolean) | undefined {
+/**
+ * Lists nested deeper than this go to graphql-js. Real operations nest two or three; a definition
+ * nested thousands deep (a few kilobytes of text) would make a check as deep, whose recursion
+ * graphql-js's own coercion answers differently near the stack's end.
+ */
+const MAX_LIST_DEPTH = 8;
+
+/** What a value of `type` must be, null included; undefined for a type this does not read (input objects, lists too deep). */
+function takesOf(type: GraphQLInputType, lists = 0): ((value: unknown) => boolean) | undefined {
   if (isNonNullType(type)) {
-    const inner = takesOf(type.ofType);
+    const inner = takesOf(type.ofType, lists);
     return inner && ((value) => value !== null && value !== undefined && inner(value));
   }
   if (isListType(type)) {
-    const item = takesOf(type.ofType);
+    const item = lists < MAX_LIST_DEPTH ? takesOf(type.ofType, lists + 1) : undefined;
     // graphql-js takes a single value for a list of one.
     return item && ((value) => value === null || (Array.isArray(value) ? value.every(item) : item(value)));
   }
@@ -31,8 +38,8 @@ function takesOf(type: GraphQLInputType): ((value: unknown) => boolean) | undefi
  * For one operation's variable definitions, a check that answers `true` only where graphql-js's
  * `getVariableValues` would report no error: the same rules for null, lists and required
  * variables, each leaf value given to its type's own `parseValue`. `false` says nothing:
- * graphql-js decides, and words any error. Operations with an input object variable always get
- * `false`.
+ * graphql-js decides, and words any error. Operations with an input object variable, or lists
+ * nested deeper than `MAX_LIST_DEPTH`, always get `false`.
  *
  * Checking variables as Apollo Server would is on every repeat of the fast paths, and graphql-js's
  * general coercion (a path and an error callback for every value) cost more than the rest of the

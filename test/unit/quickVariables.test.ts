@@ -123,6 +123,20 @@ describe('the quick check of variables', () => {
     expect(graphqlAccepts('($toString: ID!)', {})).toBe(false);
   });
 
+  it('leaves lists nested deeper than real operations nest them to graphql-js, however deep the definition', () => {
+    const nested = (depth: number) => {
+      let value: unknown = 'a';
+      for (let level = 0; level < depth; level += 1) value = [value];
+      return { v: value };
+    };
+    const typeOf = (depth: number) => `($v: ${'['.repeat(depth)}ID${']'.repeat(depth)})`;
+    expect(quickAccepts(typeOf(8), nested(8))).toBe(true);
+    expect(quickAccepts(typeOf(9), nested(9))).toBe(false);
+    expect(graphqlAccepts(typeOf(9), nested(9))).toBe(true);
+    // Some 6 KB of text, near where graphql-js's own coercion runs out of stack: left to it.
+    expect(quickAccepts(typeOf(3_000), nested(3_000))).toBe(false);
+  });
+
   it('leaves an input object to graphql-js', () => {
     expect(quickAccepts('($filter: Filter)', { filter: { min: 1 } })).toBe(false);
     expect(graphqlAccepts('($filter: Filter)', { filter: { min: 1 } })).toBe(true);
