@@ -1,23 +1,9 @@
 import { ConfigError, readUrl, type Env } from '../../lib/config.ts';
-import { SERVICE_ENTRY, readSubgraphBasics } from '../../lib/services.ts';
-import type { CircuitBreakerSettings } from '../../lib/circuitBreaker.ts';
-import { readUpstreamLimits, type UpstreamLimits } from '../kit/upstream.ts';
+import { SERVICE_ENTRY } from '../../lib/services.ts';
+import { readSubgraphConfig, type SubgraphConfig } from '../kit/subgraphConfig.ts';
 
-export interface GatewayAdminConfig {
-  port: number;
-  host: string;
-  /** The spec's `{admin_url}`: the gateway's admin interface. Server configuration only, never a caller's header. */
-  apiUrl: string;
-  timeoutMs: number;
-  /** Caps on what one upstream answer may bring (`GATEWAY_ADMIN_MAX_RESPONSE_BYTES`). */
-  upstreamLimits: UpstreamLimits;
-  compiledExecution: boolean;
-  /** `/metrics` answers only `Authorization: Bearer <token>` when set (METRICS_TOKEN). */
-  metricsToken: string | undefined;
-  /** The upstream's circuit breaker (CIRCUIT_BREAKER_FAILURES, CIRCUIT_BREAKER_COOLDOWN_MS). */
-  circuitBreaker: CircuitBreakerSettings;
-  /** Upstream calls one GraphQL request may make here, retries included (the gateway may lower it per request). */
-  maxRequestUpstreamCalls: number;
+/** `apiUrl` is the spec's `{admin_url}`: the gateway's admin interface. Server configuration only, never a caller's header. */
+export interface GatewayAdminConfig extends SubgraphConfig {
   /**
    * The administrator's token, compared with the caller's `x-gateway-admin-token`. Unset: no caller
    * is an administrator by token, and every administration field is FORBIDDEN.
@@ -34,14 +20,13 @@ export interface GatewayAdminConfig {
 const MIN_ADMIN_TOKEN_LENGTH = 16;
 
 export function readGatewayAdminConfig(env: Env, overrides: Partial<GatewayAdminConfig> = {}): GatewayAdminConfig {
-  const basics = readSubgraphBasics(env, SERVICE_ENTRY.gatewayAdmin, overrides.apiUrl);
+  const basics = readSubgraphConfig(env, SERVICE_ENTRY.gatewayAdmin, overrides.apiUrl);
   const adminToken = env.GATEWAY_ADMIN_TOKEN?.trim() || undefined;
   if (adminToken !== undefined && adminToken.length < MIN_ADMIN_TOKEN_LENGTH) {
     throw new ConfigError(`GATEWAY_ADMIN_TOKEN must be at least ${MIN_ADMIN_TOKEN_LENGTH} characters; unset it to refuse every administration field.`);
   }
   return {
     ...basics,
-    upstreamLimits: readUpstreamLimits(env, SERVICE_ENTRY.gatewayAdmin),
     adminToken,
     proxyUrl: readUrl(env, 'GATEWAY_ADMIN_PROXY_URL'),
     ...overrides,

@@ -20,6 +20,7 @@ export function createGatewayAdminSubgraph(config: GatewayAdminConfig, logger: L
     typeDefs,
     resolvers: resolvers as GraphQLResolverMap<GatewayAdminContext>,
     context: (headers, scope) => makeContext(dependencies, headers, scope),
+    maxRequestUpstreamCalls: config.maxRequestUpstreamCalls,
     metrics,
     logger,
     dispose: () => transport.close(),

@@ -1,8 +1,9 @@
 import { ConfigError, readInt, readUrl, type Env } from '../../lib/config.ts';
-import { SERVICE_ENTRY, readSubgraphBasics, type SubgraphBasics } from '../../lib/services.ts';
+import { SERVICE_ENTRY } from '../../lib/services.ts';
+import { readSubgraphConfig, type SubgraphConfig } from '../kit/subgraphConfig.ts';
 
 /** `apiUrl` is the spec's `{import_url}`; the client adds `/v1`. */
-export interface ImportsConfig extends SubgraphBasics {
+export interface ImportsConfig extends SubgraphConfig {
   /** One poller per import across replicas (a lease in Redis) when set; one per process otherwise. */
   redisUrl?: string;
   /** The first wait between two polls of a job; it doubles while the status holds, up to `pollMaxMs`. */
@@ -13,7 +14,7 @@ export interface ImportsConfig extends SubgraphBasics {
 }
 
 export function readImportsConfig(env: Env, overrides: Partial<ImportsConfig> = {}): ImportsConfig {
-  const basics = readSubgraphBasics(env, SERVICE_ENTRY.imports, overrides.apiUrl);
+  const basics = readSubgraphConfig(env, SERVICE_ENTRY.imports, overrides.apiUrl);
   const pollInitialMs = readInt(env, 'IMPORTS_POLL_INITIAL_MS', 1000, { min: 10, max: 600_000 });
   const pollMaxMs = readInt(env, 'IMPORTS_POLL_MAX_MS', 30_000, { min: 10, max: 3_600_000 });
   if (pollMaxMs < pollInitialMs) throw new ConfigError(`IMPORTS_POLL_MAX_MS (${pollMaxMs}) must not be below IMPORTS_POLL_INITIAL_MS (${pollInitialMs}).`);

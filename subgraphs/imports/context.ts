@@ -1,6 +1,7 @@
 import type { IncomingMessage } from 'node:http';
 import type { Logger } from '../../lib/logger.ts';
 import type { RestTransport } from '../kit/transport.ts';
+import { scopedTransport, type CallScope } from '../kit/callScope.ts';
 import { credentialHeader } from '../kit/server.ts';
 import { CREDENTIAL_HEADER, createImportsClient, type ImportsClient } from './client.ts';
 import { createLoaders, type ImportsLoaders } from './loaders.ts';
@@ -24,8 +25,8 @@ export interface ImportsDependencies {
 }
 
 /** One request's (or subscription's) context: the caller's key bound into a client, and fresh loaders over it. */
-export function makeContext({ transport, baseUrl, poller, logger }: ImportsDependencies, headers: IncomingMessage['headers'] | Record<string, unknown>): ImportsContext {
+export function makeContext({ transport, baseUrl, poller, logger }: ImportsDependencies, headers: IncomingMessage['headers'] | Record<string, unknown>, scope?: CallScope): ImportsContext {
   const apikey = credentialHeader(headers, CREDENTIAL_HEADER);
-  const client = createImportsClient({ transport, baseUrl, apikey, ...(logger ? { logger } : {}) });
-  return { client, loaders: createLoaders(client), apikey, poller };
+  const client = createImportsClient({ transport: scopedTransport(transport, scope), baseUrl, apikey, ...(logger ? { logger } : {}) });
+  return { client, loaders: createLoaders(client, scope), apikey, poller };
 }

@@ -1,5 +1,6 @@
 import type DataLoader from 'dataloader';
 import { createPerKeyLoader } from '../kit/loaders.ts';
+import { cancelledWith, type CallScope } from '../kit/callScope.ts';
 import type { ImportDto, ImportsClient } from './client.ts';
 
 export interface ImportsLoaders {
@@ -8,6 +9,6 @@ export interface ImportsLoaders {
 }
 
 /** Built once per request, so nothing cached here outlives the caller whose key fetched it. */
-export function createLoaders(client: ImportsClient): ImportsLoaders {
-  return { import: createPerKeyLoader((id: string) => client.getImport(id)) };
+export function createLoaders(client: ImportsClient, scope?: CallScope): ImportsLoaders {
+  return { import: createPerKeyLoader((id: string) => client.getImport(id), cancelledWith(scope, 'imports')) };
 }

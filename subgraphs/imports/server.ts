@@ -23,7 +23,7 @@ export interface ImportsSubgraphOptions {
 /** The imports subgraph, built but not listening: `main.ts` and the tests start it. */
 export async function createImportsSubgraph(config: ImportsConfig, logger: Logger, { clock = SYSTEM_CLOCK }: ImportsSubgraphOptions = {}): Promise<SubgraphDefinition<ImportsContext>> {
   const baseUrl = `${config.apiUrl}${API_VERSION_PATH}`;
-  const { metrics, transport } = createServiceUpstream({ service: 'imports', baseUrl, timeoutMs: config.timeoutMs, logger, circuitBreaker: config.circuitBreaker });
+  const { metrics, transport } = createServiceUpstream({ service: 'imports', baseUrl, timeoutMs: config.timeoutMs, logger, ...config.upstreamLimits, circuitBreaker: config.circuitBreaker });
   // Loaded only with Redis: a single process never needs the client.
   const coordinator = config.redisUrl ? await (await import('./leases.ts')).createRedisLeases({ url: config.redisUrl, prefix: 'graph:imports', leaseMs: config.leaseMs, logger }) : undefined;
   const poller = createStatusPoller({
@@ -55,7 +55,8 @@ export async function createImportsSubgraph(config: ImportsConfig, logger: Logge
     name: 'imports',
     typeDefs,
     resolvers: resolvers as GraphQLResolverMap<ImportsContext>,
-    context: (headers) => makeContext(dependencies, headers),
+    context: (headers, scope) => makeContext(dependencies, headers, scope),
+    maxRequestUpstreamCalls: config.maxRequestUpstreamCalls,
     metrics,
     logger,
     attach: (server, schema) => attachSubscriptionServer({ server, schema, logger, context: (params) => makeContext(dependencies, params) }),

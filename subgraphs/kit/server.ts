@@ -34,8 +34,8 @@ export interface SubgraphDefinition<Context extends BaseContext> {
    * `scope` (budget and cancellation) when it came over HTTP.
    */
   context(headers: IncomingMessage['headers'], scope?: CallScope): Context | Promise<Context>;
-  /** Upstream calls one HTTP request may make, retries included; the gateway's header may lower it. @default 1000 */
-  maxRequestUpstreamCalls?: number;
+  /** Upstream calls one HTTP request may make, retries included (`MAX_REQUEST_UPSTREAM_CALLS`); the gateway's header may lower it. */
+  maxRequestUpstreamCalls: number;
   metrics: Metrics;
   logger: Logger;
   routes?: SubgraphRoute[];
@@ -114,7 +114,7 @@ export async function startSubgraph<Context extends BaseContext>(definition: Sub
     context: async ({ req }) => definition.context(req.headers, scopeOf(req)),
     first: execution ? (body, req, res) => execution.serve(body, () => definition.context(req.headers, scopeOf(req)), req.headers.accept, res) : undefined,
   });
-  const cap = definition.maxRequestUpstreamCalls ?? 1000;
+  const cap = definition.maxRequestUpstreamCalls;
   const readBatch = createReadBatchHandler<Context>({ server: apollo, execution, context: (headers, scope) => definition.context(headers, scope), cap, maxBodyBytes: DEFAULT_MAX_BODY_BYTES });
   const graphql = (req: IncomingMessage, res: ServerResponse, url: URL) => {
     if (isReadBatch(req)) return readBatch(req, res);

@@ -1,31 +1,18 @@
 import { randomBytes } from 'node:crypto';
 import { ConfigError, readInt, readUrl, type Env } from '../../lib/config.ts';
-import { SERVICE_ENTRY, readSubgraphBasics } from '../../lib/services.ts';
-import type { CircuitBreakerSettings } from '../../lib/circuitBreaker.ts';
-import { readDownloadLimit, readUpstreamLimits, type UpstreamLimits } from '../kit/upstream.ts';
+import { SERVICE_ENTRY } from '../../lib/services.ts';
+import { readSubgraphConfig, type SubgraphConfig } from '../kit/subgraphConfig.ts';
+import { readDownloadLimit } from '../kit/upstream.ts';
 import { readPacingSettings, type PacingSettings } from '../kit/pacing.ts';
 
-export interface MarketplaceConfig {
-  port: number;
-  host: string;
-  /** The spec's `{base_url}`: every endpoint but product creation. */
-  apiUrl: string;
+/** `apiUrl` is the spec's `{base_url}`: every endpoint but product creation. */
+export interface MarketplaceConfig extends SubgraphConfig {
   /** The spec's `{api_url}`, the host its product-creation example targets. @default apiUrl */
   productsApiUrl: string;
   /** The marketplace operator's name, the path segment the spec writes `mkt`. @default 'mkt' */
   marketplace: string;
-  timeoutMs: number;
-  /** Caps on what one upstream answer may bring (`<NAME>_MAX_RESPONSE_BYTES`, `MARKETPLACE_MAX_DOWNLOAD_BYTES`). */
-  upstreamLimits: UpstreamLimits;
   /** Calls paced under the service's published rates (`UPSTREAM_PACING*`). */
   pacing: PacingSettings;
-  compiledExecution: boolean;
-  /** `/metrics` answers only `Authorization: Bearer <token>` when set (METRICS_TOKEN). */
-  metricsToken: string | undefined;
-  /** The upstream's circuit breaker (CIRCUIT_BREAKER_FAILURES, CIRCUIT_BREAKER_COOLDOWN_MS). */
-  circuitBreaker: CircuitBreakerSettings;
-  /** Upstream calls one GraphQL request may make here, retries included (the gateway may lower it per request). */
-  maxRequestUpstreamCalls: number;
   /** How long a label PDF link works. @default 300000 (5 minutes) */
   downloadTtlMs: number;
   /** XML invoices larger than this go as a multipart file instead of JSON text. @default 262144 */
@@ -54,13 +41,13 @@ export function readCursorSecret(env: Env): string {
 }
 
 export function readMarketplaceConfig(env: Env, overrides: Partial<MarketplaceConfig> = {}): MarketplaceConfig {
-  const basics = readSubgraphBasics(env, SERVICE_ENTRY.marketplace, overrides.apiUrl);
+  const basics = readSubgraphConfig(env, SERVICE_ENTRY.marketplace, overrides.apiUrl);
   const apiUrl = basics.apiUrl;
   return {
     ...basics,
     productsApiUrl: readUrl(env, 'MARKETPLACE_PRODUCTS_API_URL') ?? apiUrl,
     marketplace: readMarketplaceName(env),
-    upstreamLimits: { ...readUpstreamLimits(env, SERVICE_ENTRY.marketplace), maxDownloadBytes: readDownloadLimit(env, 'MARKETPLACE_MAX_DOWNLOAD_BYTES') },
+    upstreamLimits: { ...basics.upstreamLimits, maxDownloadBytes: readDownloadLimit(env, 'MARKETPLACE_MAX_DOWNLOAD_BYTES') },
     pacing: readPacingSettings(env),
     downloadTtlMs: readInt(env, 'MARKETPLACE_DOWNLOAD_TTL_MS', 5 * 60_000, { min: 1_000, max: 15 * 60_000 }),
     multipartThresholdBytes: readInt(env, 'MARKETPLACE_MULTIPART_THRESHOLD_BYTES', 256 * 1024, { min: 1, max: 64 * 1024 * 1024 }),

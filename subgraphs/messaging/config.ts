@@ -1,20 +1,11 @@
 import { randomBytes } from 'node:crypto';
 import { ConfigError, readInt, readUrl, type Env } from '../../lib/config.ts';
-import { SERVICE_ENTRY, readSubgraphBasics } from '../../lib/services.ts';
-import type { CircuitBreakerSettings } from '../../lib/circuitBreaker.ts';
+import { SERVICE_ENTRY } from '../../lib/services.ts';
+import { readSubgraphConfig, type SubgraphConfig } from '../kit/subgraphConfig.ts';
 import { readPacingSettings, type PacingSettings } from '../kit/pacing.ts';
 
-export interface MessagingConfig {
-  port: number;
-  host: string;
-  /** The spec's `{sms_url}`: the endpoints hang straight off it. */
-  apiUrl: string;
-  timeoutMs: number;
-  compiledExecution: boolean;
-  /** `/metrics` answers only `Authorization: Bearer <token>` when set (METRICS_TOKEN). */
-  metricsToken: string | undefined;
-  /** The upstream's circuit breaker (CIRCUIT_BREAKER_FAILURES, CIRCUIT_BREAKER_COOLDOWN_MS). */
-  circuitBreaker: CircuitBreakerSettings;
+/** `apiUrl` is the spec's `{sms_url}`: the endpoints hang straight off it. */
+export interface MessagingConfig extends SubgraphConfig {
   /** Shared event log and dedupe across replicas; in memory when absent. */
   redisUrl?: string;
   /** Events the in-memory log holds for replay (or the Redis stream's approximate length). */
@@ -27,7 +18,7 @@ export interface MessagingConfig {
 }
 
 export function readMessagingConfig(env: Env, overrides: Partial<MessagingConfig> = {}): MessagingConfig {
-  const basics = readSubgraphBasics(env, SERVICE_ENTRY.messaging, overrides.apiUrl);
+  const basics = readSubgraphConfig(env, SERVICE_ENTRY.messaging, overrides.apiUrl);
   const secret = env.MESSAGING_CALLBACK_SECRET;
   if (secret !== undefined && secret !== '' && !/^[A-Za-z0-9_-]{16,}$/.test(secret)) {
     throw new ConfigError('MESSAGING_CALLBACK_SECRET must be at least 16 characters of A-Z, a-z, 0-9, _ or -; unset it to draw a random one at start.');

@@ -1,5 +1,6 @@
 import type { IncomingMessage } from 'node:http';
 import type { RestTransport } from '../kit/transport.ts';
+import { scopedTransport, type CallScope } from '../kit/callScope.ts';
 import { credentialHeader } from '../kit/server.ts';
 import type { EventLog } from '../kit/events/eventLog.ts';
 import { CREDENTIAL_HEADER, createMessagingClient, type MessagingClient } from './client.ts';
@@ -19,9 +20,9 @@ export interface MessagingDependencies {
 }
 
 /** One request's context: the caller's JWT bound into a client, and fresh loaders over it. */
-export function makeContext({ transport, events }: MessagingDependencies, headers: IncomingMessage['headers'] | Record<string, unknown>): MessagingContext {
-  const client = createMessagingClient({ transport, token: credentialHeader(headers, CREDENTIAL_HEADER) });
-  return { client, loaders: createLoaders(client), events };
+export function makeContext({ transport, events }: MessagingDependencies, headers: IncomingMessage['headers'] | Record<string, unknown>, scope?: CallScope): MessagingContext {
+  const client = createMessagingClient({ transport: scopedTransport(transport, scope), token: credentialHeader(headers, CREDENTIAL_HEADER) });
+  return { client, loaders: createLoaders(client, scope), events };
 }
 
 const OUR_CALLBACK = new RegExp(`(${CALLBACK_PATH.replace(/\//g, '\\/')}\\/(?:inbound|status)\\/)[^/?#]+`);

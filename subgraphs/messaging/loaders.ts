@@ -1,5 +1,6 @@
 import type DataLoader from 'dataloader';
 import { createPerKeyLoader } from '../kit/loaders.ts';
+import { cancelledWith, type CallScope } from '../kit/callScope.ts';
 import type { MessagingClient, StoreDto, SubscriberDto } from './client.ts';
 
 export interface SubscriberKey {
@@ -13,9 +14,10 @@ export interface MessagingLoaders {
 }
 
 /** Built once per request, so nothing cached here outlives the caller whose credential fetched it. */
-export function createLoaders(client: MessagingClient): MessagingLoaders {
+export function createLoaders(client: MessagingClient, scope?: CallScope): MessagingLoaders {
+  const cancellation = cancelledWith(scope, 'messaging');
   return {
-    store: createPerKeyLoader((id: string) => client.getStore(id)),
-    subscriber: createPerKeyLoader((key: SubscriberKey) => client.getSubscriber(key.storeId, key.mobileId), { cacheKeyFn: (key) => `${key.storeId}\u0000${key.mobileId}` }),
+    store: createPerKeyLoader((id: string) => client.getStore(id), cancellation),
+    subscriber: createPerKeyLoader((key: SubscriberKey) => client.getSubscriber(key.storeId, key.mobileId), { cacheKeyFn: (key) => `${key.storeId}\u0000${key.mobileId}`, ...cancellation }),
   };
 }

@@ -25,7 +25,7 @@ export function callbackUrls(subgraphUrl: string, secret: string): { inboundCall
 
 /** The messaging subgraph, built but not listening: `main.ts` and the tests start it. */
 export async function createMessagingSubgraph(config: MessagingConfig, logger: Logger): Promise<SubgraphDefinition<MessagingContext>> {
-  const { metrics, transport } = createServiceUpstream({ service: 'messaging', baseUrl: config.apiUrl, timeoutMs: config.timeoutMs, logger, pacing: config.pacing, circuitBreaker: config.circuitBreaker, redisUrl: config.redisUrl });
+  const { metrics, transport } = createServiceUpstream({ service: 'messaging', baseUrl: config.apiUrl, timeoutMs: config.timeoutMs, logger, ...config.upstreamLimits, pacing: config.pacing, circuitBreaker: config.circuitBreaker, redisUrl: config.redisUrl });
   const events: EventLog = config.redisUrl
     ? await createRedisLog({ url: config.redisUrl, prefix: 'graph:messaging', maxLength: config.eventLogSize, logger })
     : createMemoryLog({ capacity: config.eventLogSize });
@@ -45,7 +45,8 @@ export async function createMessagingSubgraph(config: MessagingConfig, logger: L
     name: 'messaging',
     typeDefs,
     resolvers: resolvers as GraphQLResolverMap<MessagingContext>,
-    context: (headers) => makeContext(dependencies, headers),
+    context: (headers, scope) => makeContext(dependencies, headers, scope),
+    maxRequestUpstreamCalls: config.maxRequestUpstreamCalls,
     metrics,
     logger,
     routes: [...receiver(INBOUND_PATH, parseInboundCallback), ...receiver(STATUS_PATH, parseStatusCallback)],

@@ -1,25 +1,11 @@
 import { randomBytes } from 'node:crypto';
 import { ConfigError, readInt, readUrl, type Env } from '../../lib/config.ts';
-import { SERVICE_ENTRY, readSubgraphBasics } from '../../lib/services.ts';
-import type { CircuitBreakerSettings } from '../../lib/circuitBreaker.ts';
-import { readUpstreamLimits, type UpstreamLimits } from '../kit/upstream.ts';
+import { SERVICE_ENTRY } from '../../lib/services.ts';
+import { readSubgraphConfig, type SubgraphConfig } from '../kit/subgraphConfig.ts';
 import { DEFAULT_EVENT_LOG_MAX_BYTES } from '../kit/events/eventLog.ts';
 
-export interface RecognitionConfig {
-  port: number;
-  host: string;
-  /** The spec's `{base_url}`; the client adds `/api/v1`. */
-  apiUrl: string;
-  timeoutMs: number;
-  /** Caps on what one upstream answer may bring (`<NAME>_MAX_RESPONSE_BYTES`). */
-  upstreamLimits: UpstreamLimits;
-  compiledExecution: boolean;
-  /** `/metrics` answers only `Authorization: Bearer <token>` when set (METRICS_TOKEN). */
-  metricsToken: string | undefined;
-  /** The upstream's circuit breaker (CIRCUIT_BREAKER_FAILURES, CIRCUIT_BREAKER_COOLDOWN_MS). */
-  circuitBreaker: CircuitBreakerSettings;
-  /** Upstream calls one GraphQL request may make here, retries included (the gateway may lower it per request). */
-  maxRequestUpstreamCalls: number;
+/** `apiUrl` is the spec's `{base_url}`; the client adds `/api/v1`. */
+export interface RecognitionConfig extends SubgraphConfig {
   /** Shared event log and dedupe across replicas; in memory when absent. */
   redisUrl?: string;
   /** Events the in-memory log holds for replay (or the Redis stream's length). */
@@ -38,7 +24,7 @@ export interface RecognitionConfig {
 }
 
 export function readRecognitionConfig(env: Env, overrides: Partial<RecognitionConfig> = {}): RecognitionConfig {
-  const basics = readSubgraphBasics(env, SERVICE_ENTRY.recognition, overrides.apiUrl);
+  const basics = readSubgraphConfig(env, SERVICE_ENTRY.recognition, overrides.apiUrl);
   const secret = env.RECOGNITION_WEBHOOK_SECRET;
   if (secret !== undefined && secret !== '' && !/^[A-Za-z0-9_-]{16,}$/.test(secret)) {
     throw new ConfigError('RECOGNITION_WEBHOOK_SECRET must be at least 16 characters of A-Z, a-z, 0-9, _ or -; unset it to draw a random one at start.');
@@ -46,7 +32,6 @@ export function readRecognitionConfig(env: Env, overrides: Partial<RecognitionCo
   const publicUrl = env.RECOGNITION_PUBLIC_URL === 'self' ? 'self' : readUrl(env, 'RECOGNITION_PUBLIC_URL');
   return {
     ...basics,
-    upstreamLimits: readUpstreamLimits(env, SERVICE_ENTRY.recognition),
     ...(readUrl(env, 'REDIS_URL', ['redis:', 'rediss:']) ? { redisUrl: env.REDIS_URL } : {}),
     eventLogSize: readInt(env, 'RECOGNITION_EVENT_LOG_SIZE', 10_000, { min: 10, max: 10_000_000 }),
     eventLogMaxBytes: readInt(env, 'RECOGNITION_EVENT_LOG_MAX_BYTES', DEFAULT_EVENT_LOG_MAX_BYTES, { min: 1024 * 1024, max: 64 * 1024 * 1024 * 1024 }),
