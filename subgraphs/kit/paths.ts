@@ -19,11 +19,18 @@ export type PathParams<Template extends string> = Template extends `${string}:${
 const MOVES_THE_PATH = new Set(['', '.', '..']);
 
 /**
+ * Longer than any id, slug, SKU or name these services use: a longer value can only be a mistake
+ * or a probe, and sent it comes back as the upstream's 414 or 431, blamed on the service.
+ */
+export const MAX_SEGMENT_CHARS = 512;
+
+/**
  * The value, if it can stand as one path segment; else BAD_USER_INPUT naming the argument. For a
  * resolver that checks an argument before a loader takes it (a refusal then names `slug`, not `id`).
  */
 export function singleSegment(value: string, argument: string): string {
   if (MOVES_THE_PATH.has(value.trim())) throw badUserInput(argument, `must name one resource; got ${JSON.stringify(value)}`);
+  if (value.length > MAX_SEGMENT_CHARS) throw badUserInput(argument, `must be at most ${MAX_SEGMENT_CHARS} characters; got ${value.length}`);
   return value;
 }
 

@@ -125,6 +125,12 @@ function errorCode(error: unknown): string | undefined {
   return undefined;
 }
 
+/**
+ * The request line servers commonly accept (8 KiB, less the method and protocol): a longer target,
+ * made of a caller's values, would be refused upstream with 414 or 431 after a call for nothing.
+ */
+const MAX_REQUEST_TARGET_CHARS = 8000;
+
 function encodeQuery(query: Record<string, QueryValue> | undefined): string {
   if (!query) return '';
   const params = new URLSearchParams();
@@ -264,6 +270,11 @@ export function createRestTransport(options: RestTransportOptions): RestTranspor
     return graphError(`${service} is unavailable: ${scrub(detail, call.secrets ?? [])}`, { code: ErrorCode.UpstreamUnavailable, service });
   }
 
+  /** Its length only: the target holds the caller's values, and on some services a credential. */
+  function targetTooLong(call: RestCall, length: number): GraphQLError {
+    return graphError(`${service}.${call.operation}: the arguments make an upstream request target of ${length} characters, more than the ${MAX_REQUEST_TARGET_CHARS} servers commonly accept`, { code: ErrorCode.BadUserInput, service });
+  }
+
   function tooLarge(maxBytes: number, status: number | undefined): GraphQLError {
     return graphError(`${service}: the answer is larger than the ${maxBytes} bytes this graph reads from it`, { code: ErrorCode.UpstreamError, service, ...(status ? { status } : {}) });
   }
@@ -284,6 +295,7 @@ export function createRestTransport(options: RestTransportOptions): RestTranspor
     const origin = target ? target.origin : baseOrigin;
     const path = target ? `${target.pathname}${target.search}` : `${basePath}${call.path}`;
     const fullPath = `${path}${encodeQuery(call.query)}`.replace('?&', '?');
+    if (fullPath.length > MAX_REQUEST_TARGET_CHARS) throw targetTooLong(call, fullPath.length);
     const { payload, contentType } = call.body ? await encodeBody(call.body) : NO_BODY;
     const headers: Record<string, string> = { accept: call.accept ?? 'application/json', ...call.headers };
     if (contentType) headers['content-type'] = contentType;

@@ -5,6 +5,7 @@ import { DEMO_TOKEN as DASHBOARDS_TOKEN } from '../../../emulators/dashboards/da
 import { DEMO_CREDENTIALS } from '../../../emulators/marketplace/data.ts';
 import { DEMO_TOKENS } from '../../../emulators/recognition/data.ts';
 import { createRestTransport } from '../../../subgraphs/kit/transport.ts';
+import { MAX_SEGMENT_CHARS } from '../../../subgraphs/kit/paths.ts';
 import { startTestStack } from '../../support/stack.ts';
 
 /**
@@ -52,7 +53,22 @@ describe('ids that would change the upstream path', () => {
       }
       expect(await upstreamCalls()).toEqual([]);
     });
+
+    it(`refuses a value over ${MAX_SEGMENT_CHARS} characters for ${name} as BAD_USER_INPUT naming \`${argument}\`, with no upstream call`, async () => {
+      const operation = selection.startsWith('mutation') ? selection.replace('mutation {', 'mutation ($v: ID!) {') : `query ($v: ${argument === 'sku' || argument === 'slug' ? 'String' : 'ID'}!) ${selection}`;
+      // 20,000 characters came back from the emulator as its 431, an UPSTREAM_ERROR blamed on the service.
+      const result = await t.gql(operation, { headers, variables: { v: 'x'.repeat(20_000) } });
+      expect(result.errors).toHaveLength(1);
+      expect(result.errors![0]!.extensions).toMatchObject({ code: 'BAD_USER_INPUT', argument });
+      expect(await upstreamCalls()).toEqual([]);
+    });
   }
+
+  it(`sends a value of ${MAX_SEGMENT_CHARS} characters`, async () => {
+    const result = await t.gql('query ($v: ID!) { reward(id: $v) { id } }', { headers, variables: { v: 'x'.repeat(MAX_SEGMENT_CHARS) } });
+    expect(result).toEqual({ data: { reward: null } });
+    expect(await upstreamCalls()).toEqual([`GET /api/v1/rewards/${'x'.repeat(MAX_SEGMENT_CHARS)}`]);
+  });
 
   it('sends an encoded dot or any other text as one segment of the path', async () => {
     const result = await t.gql('query ($v: ID!) { reward(id: $v) { id } }', { headers, variables: { v: '%2e%2e' } });
@@ -85,5 +101,20 @@ describe('the transport, behind every client', () => {
     expect(seen).toEqual([]);
     await transport.request({ operation: 'fine', method: 'GET', path: '/rewards/...', query: { q: '../..' } });
     expect(seen).toEqual(['/api/rewards/...?q=..%2F..']);
+  });
+
+  it('refuses a request target over 8,000 characters as BAD_USER_INPUT without calling, and never shows it', async () => {
+    seen.length = 0;
+    const secret = 'k'.repeat(40);
+    const refused = await transport.request({ operation: 'long', method: 'GET', path: '/rewards', query: { apikey: secret, q: 'x'.repeat(8000) }, secrets: [secret] }).then(
+      () => undefined,
+      (error: unknown) => error as { message: string; extensions: Record<string, unknown> },
+    );
+    expect(refused?.extensions).toMatchObject({ code: 'BAD_USER_INPUT', service: 'stub' });
+    expect(refused?.message).not.toContain(secret);
+    expect(refused?.message).not.toContain('xxxx');
+    expect(seen).toEqual([]);
+    await transport.request({ operation: 'long', method: 'GET', path: '/rewards', query: { q: 'x'.repeat(7000) } });
+    expect(seen).toHaveLength(1);
   });
 });
