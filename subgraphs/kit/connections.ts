@@ -37,6 +37,8 @@ function pageSize(first: number | null | undefined, { defaultSize, maxSize }: { 
   return limit;
 }
 
+const MAX_OFFSET = 2 ** 31 - 1;
+
 /**
  * Reads `first`/`after` for a list paged by number: `first` within 1..max (default when absent),
  * `after` a cursor this list issued. Throws BAD_USER_INPUT naming the argument.
@@ -45,7 +47,9 @@ export function offsetWindow(kind: string, args: { first?: number | null; after?
   const limit = pageSize(args.first, sizes);
   if (!args.after) return { offset: 0, limit };
   const { o } = decodeCursor<{ o: unknown }>(args.after, kind);
-  if (typeof o !== 'number' || !Number.isInteger(o) || o < 0) throw badUserInput('after', 'is not a cursor this graph issued for this list');
+  // No list this graph pages holds more items than a 32-bit page number reaches; a forged offset
+  // past that would go upstream as `page=5e+306`.
+  if (typeof o !== 'number' || !Number.isInteger(o) || o < 0 || o >= MAX_OFFSET) throw badUserInput('after', 'is not a cursor this graph issued for this list');
   return { offset: o + 1, limit };
 }
 

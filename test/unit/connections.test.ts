@@ -11,6 +11,14 @@ describe('offset connections', () => {
     expect(() => offsetWindow('other', { after: page.pageInfo.endCursor }, { defaultSize: 15, maxSize: 100 })).toThrow(/cursor/);
   });
 
+  it('refuses a cursor whose offset no 32-bit page number reaches (it went upstream as page=5e+306)', () => {
+    const at = (offset: number) => offsetConnection('things', ['a'], { offset, hasNextPage: true }).pageInfo.endCursor!;
+    expect(offsetWindow('things', { first: 10, after: at(2 ** 31 - 2) }, { defaultSize: 15, maxSize: 100 })).toEqual({ offset: 2 ** 31 - 1, limit: 10 });
+    for (const offset of [2 ** 31 - 1, 2 ** 53, 5e307]) {
+      expect(() => offsetWindow('things', { first: 10, after: at(offset) }, { defaultSize: 15, maxSize: 100 }), String(offset)).toThrow(/cursor/);
+    }
+  });
+
   it('covers an aligned window with one page and an unaligned one with two', () => {
     expect(pagesCovering({ offset: 20, limit: 10 }, 10, 1)).toEqual([3]);
     expect(pagesCovering({ offset: 25, limit: 10 }, 10, 0)).toEqual([2, 3]);
