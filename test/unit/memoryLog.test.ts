@@ -28,7 +28,7 @@ describe('the in-memory event log', () => {
     const log = createMemoryLog();
     const first = await log.append(event(1));
     await log.append(event(2));
-    const followed = followLog(log, first.position);
+    const followed = await followLog(log, first.position);
     await log.append(event(3));
     const seen = [];
     for (let n = 0; n < 2; n += 1) seen.push((await followed.next()).value!.payload);

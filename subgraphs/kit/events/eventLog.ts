@@ -47,6 +47,8 @@ export interface EventLog {
   listeners(): number;
   /** True when `a` comes after `b` in this log. */
   isAfter(a: string, b: string): boolean;
+  /** Whether `position` has the form of this log's positions, written by this process or another. */
+  recognises(position: string): boolean;
   /** An entity remembered from an event, for federation lookups by key. */
   findEntity(kind: string, id: string): Promise<unknown | undefined>;
   close(): Promise<void>;

@@ -1,3 +1,4 @@
+import { badUserInput } from '../errors.ts';
 import type { EventLog, LoggedEvent } from './eventLog.ts';
 
 const REPLAY_BATCH = 500;
@@ -6,8 +7,17 @@ const REPLAY_BATCH = 500;
  * Follows the log from a position: first what it still holds after `after` (when given), then
  * live events, with no gap and no repeat between the two. Without `after`, only events appended
  * from now on.
+ *
+ * Event cursors are not signed, so `after` is checked here: a position of no form this log writes,
+ * or one past its newest event, is BAD_USER_INPUT naming `after`. Followed, a position ahead of the
+ * log would skip every live event until the log caught up with it: a stream that stays silent.
  */
-export function followLog(log: EventLog, after: string | undefined, accept: (event: LoggedEvent) => boolean = () => true): AsyncIterableIterator<LoggedEvent> {
+export async function followLog(log: EventLog, after: string | undefined, accept: (event: LoggedEvent) => boolean = () => true): Promise<AsyncIterableIterator<LoggedEvent>> {
+  if (after !== undefined) {
+    if (!log.recognises(after)) throw badUserInput('after', 'is not a cursor of this event stream');
+    const head = await log.head();
+    if (head !== undefined && log.isAfter(after, head)) throw badUserInput('after', 'is ahead of the newest event: resume from the cursor of an event received');
+  }
   const live: LoggedEvent[] = [];
   let wake: (() => void) | undefined;
   let done = false;
@@ -47,7 +57,7 @@ export function followLog(log: EventLog, after: string | undefined, accept: (eve
     detach();
     wake?.();
   };
-  return {
+  const followed: AsyncIterableIterator<LoggedEvent> = {
     next: () => iterator.next(),
     return: async (value?: unknown) => {
       stop();
@@ -61,4 +71,5 @@ export function followLog(log: EventLog, after: string | undefined, accept: (eve
       return this;
     },
   };
+  return followed;
 }

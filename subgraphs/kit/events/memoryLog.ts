@@ -14,6 +14,9 @@ export interface MemoryLogOptions {
   dedupeCapacity?: number;
 }
 
+/** An epoch (four random bytes) and a sequence: what `append` writes, in any process. */
+const POSITION = /^[0-9a-f]{8}:[1-9][0-9]{0,15}$/;
+
 /** The JSON length of a value: what it costs to hold, give or take the heap's overhead. */
 export const jsonBytes = (value: unknown): number => Buffer.byteLength(JSON.stringify(value) ?? '');
 
@@ -104,6 +107,9 @@ export function createMemoryLog({ capacity = 10_000, maxBytes = DEFAULT_EVENT_LO
       return () => listeners.delete(listener);
     },
     listeners: () => listeners.size,
+    recognises(position) {
+      return POSITION.test(position);
+    },
     isAfter(a, b) {
       const left = sequenceOf(a);
       const right = sequenceOf(b);

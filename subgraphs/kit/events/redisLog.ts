@@ -115,6 +115,9 @@ export async function createRedisLog({ url, prefix, maxLength = 100_000, maxByte
       return () => listeners.delete(listener);
     },
     listeners: () => listeners.size,
+    recognises(position) {
+      return parseId(position) !== undefined;
+    },
     isAfter(a, b) {
       const left = parseId(a);
       const right = parseId(b);
