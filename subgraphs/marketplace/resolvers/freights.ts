@@ -2,7 +2,7 @@ import type { Resolvers } from '../__generated__/resolvers.ts';
 
 export const freightResolvers: Resolvers = {
   Query: {
-    freights: (_parent, _args, { client }) => client.listFreights(),
-    statusTypes: (_parent, _args, { client }) => client.listStatusTypes(),
+    freights: (_parent, _args, { loaders }) => loaders.freights.load('all'),
+    statusTypes: (_parent, _args, { loaders }) => loaders.statusTypes.load('all'),
   },
 };

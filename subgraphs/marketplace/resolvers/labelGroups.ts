@@ -3,11 +3,13 @@ import { downloadUrl } from '../../kit/downloads.ts';
 import { nonBlank } from '../../kit/validate.ts';
 import type { PlpDto, PlpOrderDto } from '../client.ts';
 import type { MarketplaceContext } from '../context.ts';
+import { write } from '../loaders.ts';
 import type { Resolvers } from '../__generated__/resolvers.ts';
 
 /**
  * A label group as a mutation knows it: grouping answers only a message holding the new id, so
- * the rest is read from the seller's list, once per request and only when selected.
+ * the rest is read from the seller's list, only when selected, and once per request until a write
+ * changes it.
  */
 export interface LabelGroupParent {
   id: string;
@@ -29,13 +31,16 @@ export const labelGroupResolvers: Resolvers = {
     labelGroup: (_parent, { id }, context) => find(id, context),
   },
   Mutation: {
-    groupOrders: async (_parent, { orderCodes }, { client }) => {
+    groupOrders: async (_parent, { orderCodes }, { client, loaders }) => {
       if (orderCodes.length === 0) throw badUserInput('orderCodes', 'must name at least one order');
       orderCodes.forEach((code) => nonBlank(code, 'orderCodes'));
-      const { id } = await client.groupOrders(orderCodes);
+      const { id } = await write(loaders, 'labelGroups', () => client.groupOrders(orderCodes));
       return { id };
     },
-    ungroupLabelGroup: async (_parent, { id }, { client }) => ({ id, ...(await client.ungroupLabelGroup(nonBlank(id, 'id'))) }),
+    ungroupLabelGroup: async (_parent, { id }, { client, loaders }) => {
+      nonBlank(id, 'id');
+      return { id, ...(await write(loaders, 'labelGroups', () => client.ungroupLabelGroup(id))) };
+    },
   },
   LabelGroup: {
     __resolveReference: (reference, context) => find(reference.id, context),

@@ -3,10 +3,11 @@ import { forwardConnection } from '../../kit/connections.ts';
 import { nonBlank } from '../../kit/validate.ts';
 import type { QuestionDto } from '../client.ts';
 import type { Resolvers } from '../__generated__/resolvers.ts';
+import { write } from '../loaders.ts';
 
 export const questionResolvers: Resolvers = {
   Query: {
-    questions: (_parent, { platform, status, first, after }, { client, cursors }) => {
+    questions: (_parent, { platform, status, first, after }, { loaders, cursors }) => {
       if (/[,;\s]/.test(nonBlank(platform, 'platform'))) throw badUserInput('platform', 'must be a single marketplace code');
       return forwardConnection<QuestionDto>(
         'marketplace-questions',
@@ -17,7 +18,7 @@ export const questionResolvers: Resolvers = {
           filters: { platform, status: status ?? null },
           signer: cursors,
           fetchPage: async (cursor) => {
-            const page = await client.listQuestions({ platform, status: status ?? undefined, cursor: cursor ?? undefined });
+            const page = await loaders.questionPages.load({ platform, status: status ?? undefined, cursor: cursor ?? undefined });
             return { items: page.questions, next: page.cursor };
           },
         },
@@ -26,11 +27,14 @@ export const questionResolvers: Resolvers = {
     question: (_parent, { id }, { loaders }) => loaders.question.load(id),
   },
   Mutation: {
-    deleteQuestion: async (_parent, { id }, { client }) => {
-      await client.deleteQuestion(id);
+    deleteQuestion: async (_parent, { id }, { client, loaders }) => {
+      await write(loaders, 'questions', () => client.deleteQuestion(id));
       return { id };
     },
-    answerQuestion: async (_parent, { id, answer }, { client }) => (await client.answerQuestion(id, nonBlank(answer, 'answer'))) ?? client.getQuestion(id),
+    answerQuestion: async (_parent, { id, answer }, { client, loaders }) => {
+      nonBlank(answer, 'answer');
+      return (await write(loaders, 'questions', () => client.answerQuestion(id, answer))) ?? loaders.question.load(id);
+    },
   },
   Question: {
     __resolveReference: (reference, { loaders }) => loaders.question.load(reference.id),

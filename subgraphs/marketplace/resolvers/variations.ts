@@ -3,10 +3,17 @@ import { toNumber } from '../../kit/envelopes.ts';
 import { httpUrl, intInRange, nonBlank } from '../../kit/validate.ts';
 import { LIMITS, type VariationChangesDto } from '../client.ts';
 import type { Resolvers, SpecificationInput } from '../__generated__/resolvers.ts';
+import { write } from '../loaders.ts';
+import { sku } from './products.ts';
 
-/** A price as the service wants it: decimal text with two places, such as `49.90`. */
+/**
+ * A price as the service wants it: decimal text with two places, such as `49.90`. Its cents must
+ * be a safe integer: beyond that a double cannot tell neighbouring cents apart, and from 1e21
+ * `toFixed` writes exponent notation (`1e+21`), which the service refuses.
+ */
 export function priceText(price: number, argument: string): string {
   if (!Number.isFinite(price) || price < 0) throw badUserInput(argument, `must be a non-negative amount; got ${price}`);
+  if (!Number.isSafeInteger(Math.round(price * 100))) throw badUserInput(argument, `must be at most ${(Number.MAX_SAFE_INTEGER / 100).toFixed(2)}; got ${price}`);
   if (Math.abs(Math.round(price * 100) - price * 100) > 1e-6) throw badUserInput(argument, `may have at most two decimal places; got ${price}`);
   return price.toFixed(2);
 }
@@ -22,22 +29,29 @@ function specifications(list: readonly SpecificationInput[], argument: string): 
 
 export const variationResolvers: Resolvers = {
   Query: {
-    variation: (_parent, { sku }, { loaders }) => loaders.variation.load(sku),
+    variation: (_parent, args, { loaders }) => loaders.variation.load(sku(args.sku, 'sku')),
   },
   Mutation: {
-    updateVariation: async (_parent, { sku, input }, { client }) => {
+    updateVariation: async (_parent, args, { client, loaders }) => {
+      const { input } = args;
+      const variationSku = sku(args.sku, 'sku');
       const changes: VariationChangesDto = {};
       if (input.qty !== null && input.qty !== undefined) changes.qty = intInRange(input.qty, 'input.qty', 0, LIMITS.qty)!;
       if (input.ean !== null && input.ean !== undefined) changes.ean = nonBlank(input.ean, 'input.ean');
       if (input.images) changes.images = input.images.map((image) => httpUrl(image, 'input.images'));
       if (input.specifications) changes.specifications = specifications(input.specifications, 'input.specifications');
       if (Object.keys(changes).length === 0) throw badUserInput('input', 'give at least one of qty, ean, images and specifications');
-      return (await client.updateVariation(sku, changes)) ?? client.getVariation(sku);
+      return (await write(loaders, 'catalogue', () => client.updateVariation(variationSku, changes))) ?? loaders.variation.load(variationSku);
     },
-    updateVariationPrice: async (_parent, { sku, price }, { client }) => (await client.updateVariationPrice(sku, priceText(price, 'price'))) ?? client.getVariation(sku),
-    deleteVariation: async (_parent, { sku }, { client }) => {
-      await client.deleteVariation(sku);
-      return { sku };
+    updateVariationPrice: async (_parent, args, { client, loaders }) => {
+      const variationSku = sku(args.sku, 'sku');
+      const price = priceText(args.price, 'price');
+      return (await write(loaders, 'catalogue', () => client.updateVariationPrice(variationSku, price))) ?? loaders.variation.load(variationSku);
+    },
+    deleteVariation: async (_parent, args, { client, loaders }) => {
+      const variationSku = sku(args.sku, 'sku');
+      await write(loaders, 'catalogue', () => client.deleteVariation(variationSku));
+      return { sku: variationSku };
     },
   },
   Variation: {
