@@ -10,7 +10,8 @@ import { seedMessaging, type EmulatedAccount, type EmulatedKeyword, type Emulate
 import { presentAccount, presentStore, presentSubscriber, presentSubscriberDetails, serviceDate } from './presenters.ts';
 
 /**
- * How this emulator speaks where the service's variants differ:
+ * How this emulator speaks where the service's variants differ, set by `POST /__emulator/variants`
+ * (this emulator has no `{real}` dialect: its spec dialect is already the live service's):
  * - `callbacks`: the body of its callbacks (the live service posts multipart/form-data);
  * - `failureStatus`: the HTTP status of a `{status: "fail"}` body (400, or 200 as PHP services often answer).
  */
@@ -64,6 +65,29 @@ const EMPTY_400: Reply = { status: 400, raw: '', headers: { 'content-type': 'tex
 
 /** Digits with the country code; the service also takes a leading plus. */
 const MOBILE = /^\+?\d{8,15}$/;
+
+const CALLBACK_ENCODINGS: readonly MessagingDialect['callbacks'][] = ['multipart', 'urlencoded', 'json'];
+const FAILURE_STATUSES: readonly MessagingDialect['failureStatus'][] = [400, 200];
+
+/** The variants a control request asks for, or what is wrong with it (naming the field, what was expected and what arrived). */
+function variantsOf(body: unknown): Partial<MessagingDialect> | string {
+  if (typeof body !== 'object' || body === null || Array.isArray(body)) return 'expected {"callbacks"?: "multipart"|"urlencoded"|"json", "failureStatus"?: 400|200}';
+  const { callbacks, failureStatus, ...unknown } = body as Record<string, unknown>;
+  const extra = Object.keys(unknown);
+  if (extra.length) return `unknown field ${JSON.stringify(extra[0])}: expected callbacks or failureStatus`;
+  const variants: Partial<MessagingDialect> = {};
+  if (callbacks !== undefined) {
+    const encoding = CALLBACK_ENCODINGS.find((candidate) => candidate === callbacks);
+    if (!encoding) return `callbacks must be multipart, urlencoded or json; got ${JSON.stringify(callbacks)}`;
+    variants.callbacks = encoding;
+  }
+  if (failureStatus !== undefined) {
+    const status = FAILURE_STATUSES.find((candidate) => candidate === failureStatus);
+    if (!status) return `failureStatus must be 400 or 200; got ${JSON.stringify(failureStatus)}`;
+    variants.failureStatus = status;
+  }
+  return variants;
+}
 
 async function encodeMultipart(body: Record<string, string>): Promise<EncodedBody> {
   const form = new FormData();
@@ -490,14 +514,15 @@ export function createMessagingEmulator({ clock = createClock(), deliveryRetryMs
         return { status: 200, body: { storeId: store.id, callbacksSet: true } };
       },
     },
+    // Not `/__emulator/dialect`: the kit owns that path for `{real}`, and its route is matched first.
+    { method: 'GET', path: '/__emulator/variants', handler: () => ({ status: 200, body: dialect }) },
     {
       method: 'POST',
-      path: '/__emulator/dialect',
+      path: '/__emulator/variants',
       handler: (request) => {
-        const body = (jsonBody(request) ?? {}) as Partial<MessagingDialect>;
-        if (body.callbacks !== undefined && !['multipart', 'urlencoded', 'json'].includes(body.callbacks)) return { status: 400, body: { message: 'callbacks must be multipart, urlencoded or json' } };
-        if (body.failureStatus !== undefined && body.failureStatus !== 200 && body.failureStatus !== 400) return { status: 400, body: { message: 'failureStatus must be 200 or 400' } };
-        dialect = { ...dialect, ...body };
+        const parsed = variantsOf(jsonBody(request));
+        if (typeof parsed === 'string') return { status: 400, body: { message: parsed } };
+        dialect = { ...dialect, ...parsed };
         return { status: 200, body: dialect };
       },
     },

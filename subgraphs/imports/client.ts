@@ -4,15 +4,13 @@ import type { Logger } from '../../lib/logger.ts';
 import { missingCredential, upstreamContractError } from '../kit/errors.ts';
 import type { RestCall, RestResponse, RestTransport } from '../kit/transport.ts';
 import { restPath } from '../kit/paths.ts';
+import { isFinalStatus } from './enums.ts';
 
 /** The gateway header that carries a caller's import service API key. */
 export const CREDENTIAL_HEADER = 'x-imports-apikey';
 const SERVICE = 'imports';
 /** The spec versions the service in its path: `{import_url}/v1`. */
 export const API_VERSION_PATH = '/v1';
-
-/** The statuses the graph knows; the service documents only `in_progress`. */
-export const FINAL_STATUSES: ReadonlySet<string> = new Set(['completed', 'failed']);
 
 export interface ImportDto {
   id: string;
@@ -30,7 +28,7 @@ export interface CreateImportRequest {
   apiVersionId?: string | null;
 }
 
-export const isFinal = (dto: Pick<ImportDto, 'statusText'>) => FINAL_STATUSES.has(dto.statusText.toLowerCase());
+export const isFinal = (dto: Pick<ImportDto, 'statusText'>) => isFinalStatus(dto.statusText);
 
 // Shapes of the service's 2xx answers, checked at the boundary: anything else is UPSTREAM_ERROR.
 const Id = z.union([z.string().min(1), z.number()]).transform(String);

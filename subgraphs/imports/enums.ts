@@ -12,3 +12,9 @@ export function knownStatus(text: string): ImportStatus {
   const normal = text.trim().toLowerCase();
   return KNOWN.has(normal) ? (normal as ImportStatus) : ImportStatus.OTHER;
 }
+
+/** Read through `knownStatus`, so `final` and the subscription's end never disagree with `status`. */
+export function isFinalStatus(text: string): boolean {
+  const status = knownStatus(text);
+  return status === ImportStatus.COMPLETED || status === ImportStatus.FAILED;
+}

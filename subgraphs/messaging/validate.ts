@@ -1,4 +1,5 @@
 import { badUserInput } from '../kit/errors.ts';
+import { singleSegment } from '../kit/paths.ts';
 import { httpUrl, lengthBetween, maxLength } from '../kit/validate.ts';
 
 /** The service's own input rules, checked before any call so that a bad argument costs nothing upstream. */
@@ -35,9 +36,12 @@ export function responderContent(input: { content?: string | null; mediaUrl?: st
   return { ...(content?.trim() ? { content } : {}), ...(mediaUrl?.trim() ? { mediaUrl } : {}) };
 }
 
-/** Ids travel in URL paths: refuse what is blank or absurdly long before it does. */
+/**
+ * Ids travel in URL paths: refuse what is blank, absurdly long or a dot segment here, so the refusal
+ * names the GraphQL argument rather than the client's path placeholder (`storeId` for `store(id:)`).
+ */
 export function id(value: string, argument: string): string {
   const trimmed = value.trim();
   if (!trimmed) throw badUserInput(argument, 'must not be blank');
-  return maxLength(trimmed, argument, 100);
+  return singleSegment(maxLength(trimmed, argument, 100), argument);
 }

@@ -313,6 +313,41 @@ describe('gatewayAdmin: every failure of the admin interface, typed', () => {
     expect(await emulator.requests()).toEqual([]);
   });
 
+  it('refuses a name that is a dot segment before any call, naming the GraphQL argument', async () => {
+    const refused: [string, Record<string, unknown>, string][] = [
+      [SETTINGS, { api: '..', consumer: 'partner' }, 'api'],
+      [SETTINGS, { api: 'billing', consumer: '..' }, 'consumer'],
+      [SETTINGS, { api: 'billing', consumer: ' . ' }, 'consumer'],
+      [ENABLE, { input: { api: '..', grant: 'IMPLICIT' } }, 'input.api'],
+      [APPLICATION, { input: { consumer: '..', name: 'x', redirectUri: CALLBACK } }, 'input.consumer'],
+    ];
+    for (const [query, variables, argument] of refused) {
+      expect(firstError(await gql(query, variables))?.extensions, JSON.stringify(variables)).toMatchObject({ code: 'BAD_USER_INPUT', argument });
+    }
+    // explorerSettings reads three things at once: no check may come after any of them started.
+    expect(await calls()).toEqual([]);
+  });
+
+  it('explorerSettings: a blank application name is refused, not read as "the first application"', async () => {
+    const { clientId: first } = await secureApi('CLIENT_CREDENTIALS');
+    const second = await gql<{ createOAuthApplication: { clientSecret: string; application: { clientId: string } } }>(APPLICATION, {
+      input: { consumer: 'partner-portal', name: 'second', redirectUri: CALLBACK },
+    });
+    knownSecrets.add(second.data!.createOAuthApplication.clientSecret);
+    const clientIdOf = async (application: string | null) =>
+      (await gql<{ explorerSettings: { clientId: string | null } }>(SETTINGS, { api: 'billing', consumer: 'partner-portal', application })).data!.explorerSettings.clientId;
+    expect(await clientIdOf(null)).toBe(first);
+    expect(await clientIdOf('second')).toBe(second.data!.createOAuthApplication.application.clientId);
+
+    await emulator.clearRequests();
+    for (const application of ['', '   ']) {
+      const result = await gql(SETTINGS, { api: 'billing', consumer: 'partner-portal', application });
+      expect(result.data).toEqual({ explorerSettings: null });
+      expect(firstError(result)?.extensions, JSON.stringify(application)).toMatchObject({ code: 'BAD_USER_INPUT', argument: 'application' });
+    }
+    expect(await calls()).toEqual([]);
+  });
+
   it('one operation holds at most 20 administration fields: the 21st is refused without a call', async () => {
     const aliases = Array.from({ length: 21 }, (_, index) => `c${index}: createConsumer(input: { username: "partner-${index}" }) { username }`).join(' ');
     const result = await gql<Record<string, { username: string } | null>>(`mutation { ${aliases} }`);

@@ -72,3 +72,21 @@ describe('the imports API key travels in the URL, and nowhere else', () => {
     expect(texts.responses).toContain('[REDACTED]');
   });
 });
+
+describe('the imports API key is masked in every form an upstream echoes it in', () => {
+  it('upper-cased, and with characters percent-encoded beyond need (`-` as %2D or %2d)', async () => {
+    const everyByte = [...Buffer.from(DEMO_APIKEY)].map((byte) => `%${byte.toString(16).toUpperCase()}`).join('');
+    const echoes = [DEMO_APIKEY.toUpperCase(), DEMO_APIKEY.replace(/-/g, '%2D'), DEMO_APIKEY.replace(/-/g, '%2d').toUpperCase(), everyByte];
+    await emulator.fault({ path: '/v1/imports/imp_0001', method: 'GET', status: 502, body: { message: `rejected: ${echoes.join(' | ')}` }, times: 3 });
+    const result = await t.gql('query ($id: ID!) { import(id: $id) { id } }', { variables: { id: 'imp_0001' }, headers: { 'x-imports-apikey': DEMO_APIKEY } });
+    const error = result.errors![0]!;
+    expect(error.extensions).toMatchObject({ code: 'UPSTREAM_ERROR', service: 'imports', status: 502 });
+    // Every echo masked where it stood, the upstream's own words kept.
+    expect(error.message).toContain(`rejected: ${Array.from(echoes, () => '[REDACTED]').join(' | ')}`);
+    // Read back the way a person would: in one case, percent-decoded (byte by byte: the key is ASCII).
+    const normalised = (text: string) => text.replace(/%([0-9a-f]{2})/gi, (_match, hex: string) => String.fromCharCode(parseInt(hex, 16))).toLowerCase();
+    for (const [where, text] of [['response', JSON.stringify(result)], ['logs', capturedLogs.join('')]] as const) {
+      expect(normalised(text).includes(DEMO_APIKEY.toLowerCase()), `a key in the ${where}`).toBe(false);
+    }
+  });
+});

@@ -66,6 +66,20 @@ describe.each(DIALECTS)('importStatusChanged, %s dialect', (dialect) => {
     await waitUntil(async () => (await subgraph.gauge('imports_status_watches')) === 0, () => 'the watch to end');
   });
 
+  it('reads a padded, capitalised "Completed " as final, so the subscription completes', async () => {
+    const id = await createImport('petstore.json');
+    const watcher = subscribeWs(gateway.graphqlUrl, WATCH, { variables: { id }, connectionParams: auth });
+    await watcher.waitFor(1);
+    await control.control(`imports/${id}`, { status: 'Completed ' });
+    await pollOnce(id, 1000);
+    await watcher.waitFor(2);
+    expect(watcher.results[1]!.data!.importStatusChanged).toMatchObject({ status: 'COMPLETED', statusText: 'Completed ', final: true });
+    await watcher.ended;
+    const read = await gateway.gql<{ import: { status: string; final: boolean } }>('query ($id: ID!) { import(id: $id) { status final } }', { variables: { id }, headers: auth });
+    expect(read.data!.import).toEqual({ status: 'COMPLETED', final: true });
+    await waitUntil(async () => (await subgraph.gauge('imports_status_watches')) === 0, () => 'the watch to end');
+  });
+
   it('sees a broken description fail with the parser’s messages (over SSE too)', async () => {
     const id = await createImport('broken.yaml');
     const overWs = subscribeWs(gateway.graphqlUrl, WATCH, { variables: { id }, connectionParams: auth });

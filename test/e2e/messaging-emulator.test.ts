@@ -2,7 +2,7 @@ import http from 'node:http';
 import { afterAll, beforeEach, describe, expect, it } from 'vitest';
 import { startEmulator } from '../../emulators/kit/emulator.ts';
 import { createMessagingEmulator } from '../../emulators/messaging/emulator.ts';
-import { DEMO_ACCOUNT_ID, DEMO_STORE_ID, DEMO_TOKEN, OTHER_ACCOUNT_ID, SEEDED_NUMBERS } from '../../emulators/messaging/data.ts';
+import { DEMO_ACCOUNT_ID, DEMO_STORE_ID, DEMO_TOKEN, OTHER_ACCOUNT_ID, OTHER_STORE_ID, SEEDED_NUMBERS } from '../../emulators/messaging/data.ts';
 import { listen } from '../../lib/http.ts';
 import { emulatorControl } from '../support/stack.ts';
 import { waitUntil } from '../support/waitFor.ts';
@@ -26,8 +26,13 @@ const receiver = await listen(
         return;
       }
       const contentType = String(req.headers['content-type']);
-      const form = await new Request('http://local/', { method: 'POST', headers: { 'content-type': contentType }, body: Buffer.concat(chunks) }).formData();
-      received.push({ contentType, fields: Object.fromEntries([...form].map(([name, value]) => [name, String(value)])) });
+      const raw = Buffer.concat(chunks);
+      if (contentType.startsWith('application/json')) {
+        received.push({ contentType, fields: JSON.parse(raw.toString()) as Record<string, string> });
+      } else {
+        const form = await new Request('http://local/', { method: 'POST', headers: { 'content-type': contentType }, body: raw }).formData();
+        received.push({ contentType, fields: Object.fromEntries([...form].map(([name, value]) => [name, String(value)])) });
+      }
       res.writeHead(200).end();
     });
   }),
@@ -103,7 +108,38 @@ describe('messaging emulator', () => {
   it('refuses a malformed inbound text or callback address on its control surface', async () => {
     expect((await fetch(`${started.url}/__emulator/inbound`, { method: 'POST', body: JSON.stringify({ from: 'me', body: '' }) })).status).toBe(400);
     expect((await fetch(`${started.url}/__emulator/stores/${DEMO_STORE_ID}/callbacks`, { method: 'POST', body: JSON.stringify({ inboundCallbackURL: 'ftp://x' }) })).status).toBe(400);
-    expect((await fetch(`${started.url}/__emulator/dialect`, { method: 'POST', body: JSON.stringify({ callbacks: 'xml' }) })).status).toBe(400);
+  });
+
+  it('switches to the live service’s variants: callbacks urlencoded or JSON, fail bodies with HTTP 200; a reset restores multipart and 400', async () => {
+    const variants = (body: unknown) => fetch(`${started.url}/__emulator/variants`, { method: 'POST', body: JSON.stringify(body) });
+    const optIn = (storeId: string, mobileId: string) => call('POST', '/subscriber/sendoptin', { storeId, mobileId, optInType: 'double' });
+    const answer = await variants({ callbacks: 'urlencoded', failureStatus: 200 });
+    expect([answer.status, await answer.json()]).toEqual([200, { callbacks: 'urlencoded', failureStatus: 200 }]);
+
+    expect(await optIn(OTHER_STORE_ID, '15556660100')).toMatchObject({ status: 200, body: { status: 'fail', code: 400, message: 'Invalid store id' } });
+    await optIn(DEMO_STORE_ID, '15556660100');
+    await waitUntil(() => received.length === 1, () => 'the urlencoded status callback');
+    expect(received[0]).toMatchObject({ contentType: expect.stringMatching(/^application\/x-www-form-urlencoded/), fields: { storeId: DEMO_STORE_ID, subscriberStatus: 'pending' } });
+
+    await variants({ callbacks: 'json' });
+    await optIn(DEMO_STORE_ID, '15556660101');
+    await waitUntil(() => received.length === 2, () => 'the JSON status callback');
+    expect(received[1]).toMatchObject({ contentType: expect.stringMatching(/^application\/json/), fields: { storeId: DEMO_STORE_ID, subscriberStatus: 'pending' } });
+    // One option leaves the other as it was.
+    expect(await (await fetch(`${started.url}/__emulator/variants`)).json()).toEqual({ callbacks: 'json', failureStatus: 200 });
+
+    await control.reset();
+    expect(await (await fetch(`${started.url}/__emulator/variants`)).json()).toEqual({ callbacks: 'multipart', failureStatus: 400 });
+    expect(await optIn(OTHER_STORE_ID, '15556660100')).toMatchObject({ status: 400, body: { status: 'fail' } });
+  });
+
+  it('refuses an unknown variant, field or body on its control surface, changing nothing', async () => {
+    for (const body of [{ callbacks: 'xml' }, { failureStatus: 500 }, { failureStatus: '200' }, { real: true }, [], null]) {
+      const answer = await fetch(`${started.url}/__emulator/variants`, { method: 'POST', body: JSON.stringify(body) });
+      expect(answer.status, JSON.stringify(body)).toBe(400);
+      expect(((await answer.json()) as { message: string }).message, JSON.stringify(body)).toMatch(/callbacks|failureStatus/);
+    }
+    expect(await (await fetch(`${started.url}/__emulator/variants`)).json()).toEqual({ callbacks: 'multipart', failureStatus: 400 });
   });
 
   it('keeps a subscriber pending while a double opt-in request is outstanding, and counts the attempts', async () => {

@@ -1,5 +1,7 @@
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import http from 'node:http';
+import { afterAll, afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { OTHER_STORE_ID, SECOND_STORE_ID, SEEDED_NUMBERS } from '../../emulators/messaging/data.ts';
+import { listen } from '../../lib/http.ts';
 import { knownSecrets } from '../support/logs.ts';
 import { DEMO_STORE_ID, member, messagingOf } from '../support/messagingPieces.ts';
 import { startTestStack } from '../support/stack.ts';
@@ -13,8 +15,28 @@ const m = messagingOf(t);
 const inboundReceiver = `${m.subgraphOrigin}/callbacks/messaging/inbound/${SECRET}`;
 const statusReceiver = `${m.subgraphOrigin}/callbacks/messaging/status/${SECRET}`;
 const open: Collected[] = [];
-// The stack points the demo store at the subgraph; the second store is pointed here, as an operator would in its settings.
-await m.emulator.control(`stores/${SECOND_STORE_ID}/callbacks`, { inboundCallbackURL: inboundReceiver, messageStatusURL: statusReceiver });
+
+/** The content type of each callback the second store's relay passed on, by receiver (`/inbound` or `/status`). */
+const relayed: { path: string; contentType: string }[] = [];
+/** Stands between the emulator and the subgraph's receivers, so a test sees how the emulator encoded each callback. */
+const relay = await listen(
+  http.createServer((req, res) => {
+    const chunks: Buffer[] = [];
+    req.on('data', (chunk: Buffer) => chunks.push(chunk));
+    req.on('end', () => {
+      const path = req.url ?? '';
+      const contentType = String(req.headers['content-type']);
+      relayed.push({ path, contentType });
+      fetch(path === '/status' ? statusReceiver : inboundReceiver, { method: 'POST', headers: { 'content-type': contentType }, body: Buffer.concat(chunks) })
+        .then(async (answer) => res.writeHead(answer.status, { 'content-type': answer.headers.get('content-type') ?? 'text/plain' }).end(await answer.text()))
+        .catch(() => res.writeHead(502).end());
+    });
+  }),
+  0,
+);
+afterAll(() => relay.close());
+// The stack points the demo store at the subgraph; the second store is pointed here, through the relay, as an operator would in its settings.
+await m.emulator.control(`stores/${SECOND_STORE_ID}/callbacks`, { inboundCallbackURL: `${relay.url}/inbound`, messageStatusURL: `${relay.url}/status` });
 
 beforeEach(async () => {
   await m.emulator.reset();
@@ -143,12 +165,19 @@ describe('messaging callbacks as subscriptions', () => {
     });
   });
 
-  it.each(['urlencoded', 'json'] as const)('accepts callbacks sent as %s too', async (callbacks) => {
-    await m.emulator.control('dialect', { callbacks });
-    const subscription = ws(STATUS, { filter: { storeId: DEMO_STORE_ID } });
+  it.each([
+    ['multipart', 'multipart/form-data; boundary='],
+    ['urlencoded', 'application/x-www-form-urlencoded'],
+    ['json', 'application/json'],
+  ] as const)('accepts callbacks sent as %s', async (callbacks, contentType) => {
+    await m.emulator.control('variants', { callbacks });
+    relayed.length = 0;
+    const subscription = ws(INBOUND, { filter: { storeId: SECOND_STORE_ID } });
     await following(1);
-    await m.text(SEEDED_NUMBERS.pending, 'N');
-    expect(eventOf((await subscription.waitFor(1))[0], 'subscriberStatusChanged')).toMatchObject({ succeeded: true, mobileId: SEEDED_NUMBERS.pending, subscriberStatus: 'OPTED_OUT' });
+    await m.text('15557770005', 'CATER');
+    expect(eventOf((await subscription.waitFor(1))[0], 'inboundMessageReceived')).toMatchObject({ from: '15557770005', keyword: 'CATER', store: { name: 'Corner Bakery Catering' } });
+    // The event came from a callback encoded as asked: the emulator's default (multipart) would pass the lines above too.
+    expect(relayed.filter((entry) => entry.path === '/inbound').map((entry) => entry.contentType)).toEqual([expect.stringMatching(new RegExp(`^${contentType}`))]);
   });
 
   it('resumes after a cursor: what came after it, then live, nothing twice', async () => {
@@ -172,6 +201,15 @@ describe('messaging callbacks as subscriptions', () => {
     expect((await badKeyword.waitFor(1))[0]!.errors![0]!.extensions).toMatchObject({ code: 'BAD_USER_INPUT', argument: 'filter.keyword' });
     expect((await badNumber.waitFor(1))[0]!.errors![0]!.extensions).toMatchObject({ code: 'BAD_USER_INPUT', argument: 'filter.mobileId' });
     expect((await anonymous.waitFor(1))[0]!.errors![0]!.extensions?.code).toBe('UNAUTHENTICATED');
+  });
+
+  it('refuses a store id that is a dot segment before any call, naming filter.storeId', async () => {
+    await m.emulator.clearRequests();
+    const inbound = ws(INBOUND, { filter: { storeId: '..' } });
+    const status = sse(STATUS, { filter: { storeId: '.' } });
+    expect((await inbound.waitFor(1))[0]!.errors![0]!.extensions).toMatchObject({ code: 'BAD_USER_INPUT', argument: 'filter.storeId' });
+    expect((await status.waitFor(1))[0]!.errors![0]!.extensions).toMatchObject({ code: 'BAD_USER_INPUT', argument: 'filter.storeId' });
+    expect(await m.emulator.requests()).toEqual([]);
   });
 });
 

@@ -272,6 +272,19 @@ describe('messaging: login, credentials and failures', () => {
     expect(await m.emulator.requests()).toEqual([]);
   });
 
+  it('refuses an id that is a dot segment before any call, naming the GraphQL argument', async () => {
+    await m.emulator.clearRequests();
+    const result = await m.gql('{ store(id: "..") { id } account(id: ".") { id } subscriber(storeId: "..", mobileId: "15550000001") { status } }');
+    expect(result.errors!.map((error) => [error.extensions?.code, error.extensions?.argument])).toEqual([
+      ['BAD_USER_INPUT', 'id'],
+      ['BAD_USER_INPUT', 'id'],
+      ['BAD_USER_INPUT', 'storeId'],
+    ]);
+    const deleted = await m.gql('mutation { deleteKeyword(storeId: "x", keywordId: "..") { keywordId } }');
+    expect(deleted.errors![0]!.extensions).toMatchObject({ code: 'BAD_USER_INPUT', argument: 'keywordId' });
+    expect(await m.emulator.requests()).toEqual([]);
+  });
+
   it('a wrong password is UNAUTHENTICATED', async () => {
     const result = await m.gql('mutation($e: String!) { logIn(email: $e, password: "wrong password") { accountId } }', { e: DEMO_LOGIN.email }, {});
     expect(result.errors![0]!.extensions).toMatchObject({ code: 'UNAUTHENTICATED', service: 'messaging' });
@@ -295,10 +308,13 @@ describe('messaging: login, credentials and failures', () => {
   });
 
   it('reads a {status: "fail"} body sent with HTTP 200 as the failure it is', async () => {
-    await m.emulator.control('dialect', { failureStatus: 200 });
+    await m.emulator.control('variants', { failureStatus: 200 });
+    await m.emulator.clearRequests();
     const result = await m.gql('mutation($s: ID!) { sendOptIn(input: { storeId: $s, mobileId: "15550001111", type: SINGLE }) { messageId } }', { s: OTHER_STORE_ID });
     expect(result.errors![0]!.extensions).toMatchObject({ code: 'BAD_USER_INPUT', service: 'messaging' });
     expect(result.errors![0]!.message).toContain('Invalid store id');
+    // The service did answer 200: the test exercises the variant, not the spec's 400.
+    expect((await m.emulator.requests()).map((request) => [request.path, request.status])).toEqual([['/subscriber/sendoptin', 200]]);
   });
 
   it('a 2xx answer of the wrong shape is UPSTREAM_ERROR, not a wrong result', async () => {

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { errorForUpstream, fieldErrorsOf } from '../../subgraphs/kit/errors.ts';
-import { linkPath, toImport } from '../../subgraphs/imports/client.ts';
+import { isFinal, linkPath, toImport } from '../../subgraphs/imports/client.ts';
 import { knownStatus } from '../../subgraphs/imports/enums.ts';
 import { nextDelay } from '../../subgraphs/imports/poller.ts';
 
@@ -25,6 +25,11 @@ describe('the imports client', () => {
 
   it('knows three statuses and keeps the others open', () => {
     expect(['in_progress', 'COMPLETED', ' failed ', 'queued', ''].map(knownStatus)).toEqual(['in_progress', 'completed', 'failed', 'other', 'other']);
+  });
+
+  it('calls final exactly the statuses it reads as completed or failed, however the text is padded or cased', () => {
+    const texts = ['in_progress', 'completed', 'Completed ', ' FAILED', 'queued', 'completed.', ''];
+    expect(texts.map((statusText) => isFinal({ statusText }))).toEqual([false, true, true, true, false, false, false]);
   });
 });
 

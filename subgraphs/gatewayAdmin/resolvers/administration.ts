@@ -1,4 +1,5 @@
 import { badUserInput } from '../../kit/errors.ts';
+import { singleSegment } from '../../kit/paths.ts';
 import { httpUrl, listSize, maxLength, nonBlank } from '../../kit/validate.ts';
 import type { Resolvers } from '../__generated__/resolvers.ts';
 
@@ -12,6 +13,8 @@ const MAX_SCOPE = 64;
 const SCOPE = /^[^\s,]+$/;
 
 const name = (value: string, argument: string) => maxLength(nonBlank(value, argument), argument, MAX_NAME);
+/** A name the client puts in a path: checked here, where the refusal can name the GraphQL argument (the client knows only its placeholder). */
+const pathName = (value: string, argument: string) => singleSegment(name(value, argument), argument);
 
 export const administrationResolvers: Resolvers = {
   Mutation: {
@@ -31,7 +34,7 @@ export const administrationResolvers: Resolvers = {
       const { client } = context.admin();
       // The admin interface reads a comma as a list separator: one URI must hold none.
       if (input.redirectUri.includes(',')) throw badUserInput('input.redirectUri', 'must not hold a comma');
-      return client.createApplication(name(input.consumer, 'input.consumer'), { name: name(input.name, 'input.name'), redirectUri: httpUrl(input.redirectUri, 'input.redirectUri') });
+      return client.createApplication(pathName(input.consumer, 'input.consumer'), { name: name(input.name, 'input.name'), redirectUri: httpUrl(input.redirectUri, 'input.redirectUri') });
     },
     enableOAuth2: (_parent, { input }, context) => {
       const { client } = context.admin();
@@ -41,7 +44,7 @@ export const administrationResolvers: Resolvers = {
         if (!SCOPE.test(scope)) throw badUserInput(`input.scopes[${index}]`, 'must not be empty or hold spaces or commas');
         maxLength(scope, `input.scopes[${index}]`, MAX_SCOPE);
       });
-      return client.enableOAuth2(name(input.api, 'input.api'), {
+      return client.enableOAuth2(pathName(input.api, 'input.api'), {
         scopes,
         grant: input.grant,
         mandatoryScope: input.mandatoryScope ?? false,

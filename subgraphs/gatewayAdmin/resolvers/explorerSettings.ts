@@ -1,4 +1,5 @@
 import { badUserInput } from '../../kit/errors.ts';
+import { singleSegment } from '../../kit/paths.ts';
 import { maxLength, nonBlank } from '../../kit/validate.ts';
 import { OAuthGrant, type PluginDto } from '../client.ts';
 import type { Resolvers } from '../__generated__/resolvers.ts';
@@ -9,7 +10,9 @@ const AUTHORIZE_PATH = '/oauth2/authorize';
 /** Grants whose user is sent to an authorization endpoint; client credentials and password have none. */
 const REDIRECTING_GRANTS: readonly OAuthGrant[] = [OAuthGrant.AUTHORIZATION_CODE, OAuthGrant.IMPLICIT];
 
-const ref = (value: string, argument: string) => maxLength(nonBlank(value, argument), argument, 128);
+const name = (value: string, argument: string) => maxLength(nonBlank(value, argument), argument, 128);
+/** Checked in full here: the three loads start together, so a check inside one would come after the others' calls. */
+const ref = (value: string, argument: string) => singleSegment(name(value, argument), argument);
 
 export const explorerSettingsResolvers: Resolvers = {
   Query: {
@@ -21,6 +24,8 @@ export const explorerSettingsResolvers: Resolvers = {
       const { loaders } = context.admin();
       const apiRef = ref(args.api, 'api');
       const consumer = ref(args.consumer, 'consumer');
+      // Only null means "the first application": a blank name is a mistake, and would pick one the caller did not name.
+      const applicationName = args.application == null ? undefined : name(args.application, 'application');
       const [api, ownPlugins, applications] = await Promise.all([loaders.api.load(apiRef), loaders.apiPlugins.load(apiRef), loaders.applications.load(consumer)]);
       if (!api) return null;
       const own = ownPlugins?.find((plugin) => plugin.enabled);
@@ -28,7 +33,7 @@ export const explorerSettingsResolvers: Resolvers = {
       if (!plugin) throw badUserInput('api', `the API '${api.name}' is not secured with the OAuth 2.0 plugin`);
       // Secured alone, the API's endpoints sit below its own prefix; secured with every API, at the root.
       const prefix = own ? (api.uris[0] ?? '').replace(/\/+$/, '') : '';
-      const application = args.application ? applications?.find((candidate) => candidate.name === args.application) : applications?.[0];
+      const application = applicationName === undefined ? applications?.[0] : applications?.find((candidate) => candidate.name === applicationName);
       return {
         api,
         grantType: plugin.grants.length === 1 ? plugin.grants[0]! : null,
