@@ -1,41 +1,48 @@
 import { badUserInput } from '../../kit/errors.ts';
-import { intInRange } from '../../kit/validate.ts';
+import { intInRange, nonBlank } from '../../kit/validate.ts';
 import { LIMITS, type TeamDto } from '../client.ts';
 import type { UserStatus } from '../enums.ts';
+import { optionalHashtag, optionalName } from '../validate.ts';
 import type { Resolvers, TeamScope } from '../__generated__/resolvers.ts';
 
+/**
+ * The `scope` to send. A blank manager id names no team, yet sent as `scope=` the service reads it
+ * as no scope: the whole company. A blank property name names no property either.
+ */
 function teamOf(team: TeamScope | null | undefined): TeamDto | undefined {
   if (!team) return undefined;
   const hasManager = team.managerId !== null && team.managerId !== undefined;
   const hasProperties = team.customProperties !== null && team.customProperties !== undefined;
   if (hasManager === hasProperties) throw badUserInput('team', 'give exactly one of managerId and customProperties');
-  if (hasManager) return { managerId: team.managerId! };
+  if (hasManager) return { managerId: nonBlank(team.managerId!, 'team.managerId') };
   if (team.customProperties!.length === 0) throw badUserInput('team.customProperties', 'must name at least one property');
-  return { customProperties: Object.fromEntries(team.customProperties!.map(({ name, value }) => [name, value])) };
+  // A blank value stays allowed: a value to match, not a name.
+  return { customProperties: Object.fromEntries(team.customProperties!.map(({ name, value }) => [nonBlank(name, 'team.customProperties.name'), value])) };
 }
 
 const STATUSES = new Set(['active', 'archived']);
 
 export const analyticsResolvers: Resolvers = {
   Query: {
-    hashtagTrends: (_parent, _args, { client }) => client.getTrends(),
-    leaderboard: (_parent, { direction, hashtag, team, startDate, endDate }, { client }) => {
+    hashtagTrends: (_parent, _args, { loaders }) => loaders.trends.load('all'),
+    leaderboard: (_parent, { direction, hashtag, team, startDate, endDate }, { loaders }) => {
       if (startDate && endDate && startDate > endDate) throw badUserInput('startDate', 'must not be after endDate');
-      return client.getLeaderboard({
+      return loaders.leaderboard.load({
         direction: direction ?? undefined,
-        hashtag: hashtag ?? undefined,
+        hashtag: optionalHashtag(hashtag, 'hashtag'),
         team: teamOf(team),
         startDate: startDate ?? undefined,
         endDate: endDate ?? undefined,
       });
     },
-    standouts: (_parent, args, { client }) =>
-      client.getStandouts({
-        role: args.role ?? undefined,
-        value: args.value ?? undefined,
+    standouts: (_parent, args, { loaders }) =>
+      loaders.standouts.load({
+        role: optionalName(args.role, 'role'),
+        value: optionalName(args.value, 'value'),
         limit: intInRange(args.limit, 'limit', LIMITS.standouts.min, LIMITS.standouts.max),
-        period: args.period ?? undefined,
-        customPropertyName: args.customPropertyName ?? undefined,
+        period: optionalName(args.period, 'period'),
+        customPropertyName: optionalName(args.customPropertyName, 'customPropertyName'),
+        // A value to match, like a team's property value: blank may be what is wanted.
         customPropertyValue: args.customPropertyValue ?? undefined,
       }),
   },

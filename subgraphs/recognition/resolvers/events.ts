@@ -5,6 +5,7 @@ import type { LoggedEvent } from '../../kit/events/eventLog.ts';
 import type { AchievementDto, BonusDto, RecognitionEventPayload } from '../events.ts';
 import type { AchievementFilter, BonusFilter, Resolvers } from '../__generated__/resolvers.ts';
 import type { RecognitionContext } from '../context.ts';
+import { optionalHashtag, optionalName } from '../validate.ts';
 
 const CURSOR_KIND = 'recognition-events';
 
@@ -12,7 +13,11 @@ const positionOf = (after: string | null | undefined): string | undefined => (af
 const payloadOf = (event: LoggedEvent) => event.payload as RecognitionEventPayload;
 const sameTag = (a: string | null, b: string) => (a ?? '').replace(/^#/, '').toLowerCase() === b.replace(/^#/, '').toLowerCase();
 
+// Checked before the subscription starts: a blank filter would match every event, not none.
 function acceptsBonus(filter: BonusFilter | null | undefined) {
+  optionalHashtag(filter?.hashtag, 'filter.hashtag');
+  optionalName(filter?.giverId, 'filter.giverId');
+  optionalName(filter?.receiverId, 'filter.receiverId');
   return (event: LoggedEvent): boolean => {
     const payload = payloadOf(event);
     if (payload.type !== 'bonus.created') return false;
@@ -25,6 +30,7 @@ function acceptsBonus(filter: BonusFilter | null | undefined) {
 }
 
 function acceptsAchievement(filter: AchievementFilter | null | undefined) {
+  optionalName(filter?.receiverId, 'filter.receiverId');
   return (event: LoggedEvent): boolean => {
     const payload = payloadOf(event);
     if (payload.type !== 'achievement_event.created') return false;
@@ -49,8 +55,9 @@ function followEvents<Args extends { after?: string | null }>(accepts: (args: Ar
   return {
     subscribe: async (_parent: unknown, args: Args, { verifyCredential, events }: RecognitionContext) => {
       const position = positionOf(args.after);
+      const accepted = accepts(args);
       await verifyCredential();
-      return followLog(events, position, accepts(args));
+      return followLog(events, position, accepted);
     },
     resolve: resolveEvent,
   };

@@ -1,15 +1,23 @@
 import { listSize } from '../../kit/validate.ts';
+import { singleSegment } from '../../kit/paths.ts';
+import { optionalName } from '../validate.ts';
 import type { Resolvers } from '../__generated__/resolvers.ts';
 import { LIMITS, type RedemptionDto } from '../client.ts';
 
 export const rewardResolvers: Resolvers = {
   Query: {
-    rewardCatalog: (_parent, { catalogCountry, requestCountry, personalizeFor }, { client }) =>
-      client.listRewards({ catalogCountry: catalogCountry ?? undefined, requestCountry: requestCountry ?? undefined, personalizeFor: personalizeFor ?? undefined }),
-    reward: (_parent, { id, requestCountry }, { loaders }) => loaders.reward.load({ id, requestCountry: requestCountry ?? undefined }),
+    rewardCatalog: (_parent, { catalogCountry, requestCountry, personalizeFor }, { loaders }) =>
+      loaders.rewardCatalog.load({
+        catalogCountry: optionalName(catalogCountry, 'catalogCountry'),
+        requestCountry: optionalName(requestCountry, 'requestCountry'),
+        personalizeFor: optionalName(personalizeFor, 'personalizeFor'),
+      }),
+    reward: (_parent, { id, requestCountry }, { loaders }) => loaders.reward.load({ id, requestCountry: optionalName(requestCountry, 'requestCountry') }),
     redemption: (_parent, { id }, { loaders }) => loaders.redemption.load(id),
     redemptions: (_parent, { ids }, { client, loaders }) => {
       listSize(ids, 'ids', LIMITS.redemptionIds);
+      // Checked here, or the loader's path would blame an `id` argument the caller never wrote.
+      for (const id of ids) singleSegment(id, 'ids');
       // Without a credential the list fails once, not once per id.
       client.requireCredential();
       // Each entry is its own promise: its fields (its reward) are fetched as soon as it arrives, not
