@@ -1,5 +1,6 @@
 import type { IncomingHttpHeaders } from 'node:http';
 import { ALL_CREDENTIAL_HEADERS, SERVICES, credentialHeaderNames } from '../lib/services.ts';
+import { trimmedAsHeader } from '../lib/http.ts';
 
 /** Each subgraph's credential headers, by subgraph name: none of them may reach another subgraph. */
 const HEADERS_OF = new Map(SERVICES.map((service) => [service.name, credentialHeaderNames(service)]));
@@ -13,6 +14,19 @@ export function credentialHeadersFor(subgraph: string, incoming: IncomingHttpHea
   for (const name of HEADERS_OF.get(subgraph) ?? []) {
     const value = incoming[name];
     if (value !== undefined) out[name] = Array.isArray(value) ? value[0]! : value;
+  }
+  return out;
+}
+
+/**
+ * A subgraph's credential headers as the subgraph reads them (trimmed as a header is, blank ones
+ * absent: `credentialHeader` in `subgraphs/kit/server.ts`), for what must count one caller once.
+ */
+export function credentialKeyFor(subgraph: string, incoming: IncomingHttpHeaders | Record<string, string | string[] | undefined>): Record<string, string> {
+  const out: Record<string, string> = {};
+  for (const [name, value] of Object.entries(credentialHeadersFor(subgraph, incoming))) {
+    const trimmed = trimmedAsHeader(value);
+    if (trimmed) out[name] = trimmed;
   }
   return out;
 }

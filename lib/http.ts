@@ -45,6 +45,19 @@ export function readBody(req: IncomingMessage, limitBytes: number): Promise<Buff
   });
 }
 
+/**
+ * The value without the spaces and tabs around it, as Node's HTTP parser reads a header: what every
+ * process takes a credential as, whatever carried it (a loop: a regular expression anchored at the
+ * end is quadratic on a long run of spaces).
+ */
+export function trimmedAsHeader(value: string): string {
+  let start = 0;
+  let end = value.length;
+  while (start < end && (value[start] === ' ' || value[start] === '\t')) start += 1;
+  while (end > start && (value[end - 1] === ' ' || value[end - 1] === '\t')) end -= 1;
+  return start === 0 && end === value.length ? value : value.slice(start, end);
+}
+
 export function sendJson(res: ServerResponse, status: number, body: unknown, headers: Record<string, string> = {}): void {
   const text = body === undefined ? '' : JSON.stringify(body);
   res.writeHead(status, {

@@ -5,7 +5,7 @@ import type { Logger } from '../../lib/logger.ts';
 import { apolloLogger } from '../../lib/logger.ts';
 import { formatGraphError } from '../../lib/errorFormatting.ts';
 import { ErrorCode, graphError } from '../../lib/errors.ts';
-import { credentialHeadersFor, requiredCredentialHeaders } from '../credentials.ts';
+import { credentialHeadersFor, credentialKeyFor, requiredCredentialHeaders } from '../credentials.ts';
 import type { Planner } from '../planner.ts';
 import { CURSOR_ALIAS, RESUME_VARIABLE, type SubscriptionPlan } from './planning.ts';
 import { createPushIterator, type PushIterator } from './pushIterator.ts';
@@ -223,13 +223,13 @@ export function createSubscriptionExecutor({ planner, subgraphUrl, dataSources, 
         return { errors: formatAll([graphError(`${primary.serviceName} needs a credential to subscribe: send ${needed.join(' or ')}`, { code: ErrorCode.Unauthenticated, service: primary.serviceName })]) };
       }
 
-      const holder = createHash('sha256').update(stableStringify(credentialHeadersFor(primary.serviceName, headers))).digest('hex');
+      const holder = createHash('sha256').update(stableStringify(credentialKeyFor(primary.serviceName, headers))).digest('hex');
       const held = holdingsOf(holder);
       if (held.subscriptions >= limits.subscriptions) {
         return { errors: formatAll([graphError(`this credential already holds ${limits.subscriptions} subscriptions, the most allowed (MAX_SUBSCRIPTIONS_PER_CREDENTIAL)`, { code: ErrorCode.RateLimited })]) };
       }
 
-      const credentials = [...new Set([...dataSources.keys(), primary.serviceName])].map((name) => stableStringify(credentialHeadersFor(name, headers)));
+      const credentials = [...new Set([...dataSources.keys(), primary.serviceName])].map((name) => stableStringify(credentialKeyFor(name, headers)));
       const key = createHash('sha256')
         .update((plan as SubscriptionPlan).text)
         .update('\u0000')

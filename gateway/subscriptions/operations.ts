@@ -7,12 +7,16 @@ import { rateLimitedError, type RateLimiter } from '../rateLimit.ts';
 import { applyRemovals, type Restricted } from '../auth/fieldAccess.ts';
 import type { Principal } from '../auth/principal.ts';
 import { createOperationSpans, type StreamingTransport } from '../tracing.ts';
+import { isCredentialHeader } from '../credentials.ts';
+import { trimmedAsHeader } from '../../lib/http.ts';
 
 export type { Headers } from '../context.ts';
 import type { Headers } from '../context.ts';
 
 export interface OperationArgs {
   document: DocumentNode;
+  /** The text the client sent, when the transport has it: a query's error locations point into it. */
+  query?: string | undefined;
   operationName?: string | null | undefined;
   variableValues?: Record<string, unknown> | null | undefined;
   headers: Headers;
@@ -91,7 +95,7 @@ export function createOperationRunner<Context extends BaseContext & { headers: H
     const caller = await callerOf(args);
     if ('errors' in caller) return onTheWire(caller);
     const response = await apollo.executeOperation(
-      { query: print(document), ...(operationName ? { operationName } : {}), ...(variableValues ? { variables: variableValues } : {}) },
+      { query: args.query ?? print(document), ...(operationName ? { operationName } : {}), ...(variableValues ? { variables: variableValues } : {}) },
       { contextValue: { headers: caller.headers, principal: caller.principal, signal: args.signal } as Context },
     );
     return onTheWire(response.body.kind === 'single' ? response.body.singleResult : { errors: [{ message: 'incremental delivery is not supported on this transport', extensions: { code: 'BAD_REQUEST' } }] });
@@ -108,11 +112,38 @@ export function createOperationRunner<Context extends BaseContext & { headers: H
 
 export type OperationRunner = ReturnType<typeof createOperationRunner>;
 
-/** connectionParams or headers, with names in lower case as HTTP headers are. */
-export function lowerCaseKeys(params: unknown): Headers {
-  const out: Headers = {};
-  for (const [name, value] of Object.entries(params && typeof params === 'object' ? params : {})) {
-    if (typeof value === 'string' || Array.isArray(value)) out[name.toLowerCase()] = value as string | string[];
+/** What Node refuses in a header value (its `checkInvalidHeaderChar`): anything but tab, visible ASCII and Latin-1. */
+const NOT_A_HEADER_VALUE = /[^\t\x20-\x7e\x80-\xff]/;
+
+/**
+ * Node's limit on a request's headers (16 KiB, `--max-http-header-size`): no credential longer
+ * reaches the gateway over HTTP, nor could the subgraph send it on. Over graphql-ws a message may
+ * be 1 MiB, and a credential of 900 KB cost every process that handled it.
+ */
+const MAX_HEADER_CHARS = 16 * 1024;
+
+/** Whether the gateway reads this header as a caller's credential: some service's, or the graph's own bearer token. */
+const isCredential = (name: string) => name === 'authorization' || isCredentialHeader(name);
+
+/**
+ * graphql-ws `connectionParams` as the headers an HTTP request would carry: names in lower case,
+ * values trimmed as Node trims a header's. A credential no HTTP request could carry (not a string,
+ * or holding a character a header may not) refuses the connection, as Node refuses such a request.
+ * Without this, `TOKEN`, `TOKEN ` and ` TOKEN` were three credentials to the caps and the rate
+ * limits, and one to the service, which trims them.
+ */
+export function connectionHeaders(params: unknown): { headers: Headers } | { refusal: string } {
+  const headers: Headers = {};
+  for (const [key, value] of Object.entries(params && typeof params === 'object' ? params : {})) {
+    const name = key.toLowerCase();
+    if (isCredential(name)) {
+      if (typeof value !== 'string' || value.length > MAX_HEADER_CHARS || NOT_A_HEADER_VALUE.test(value)) return { refusal: `connectionParams "${name}" must be a string a header can carry` };
+      headers[name] = trimmedAsHeader(value);
+    } else if (typeof value === 'string') {
+      headers[name] = trimmedAsHeader(value);
+    } else if (Array.isArray(value) && value.every((item) => typeof item === 'string')) {
+      headers[name] = value.map(trimmedAsHeader);
+    }
   }
-  return out;
+  return { headers };
 }

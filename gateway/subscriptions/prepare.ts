@@ -1,4 +1,4 @@
-import { GraphQLError, getOperationAST, parse, specifiedRules, validate, type DocumentNode, type GraphQLSchema, type ValidationRule } from 'graphql';
+import { GraphQLError, getOperationAST, getVariableValues, parse, specifiedRules, validate, type DocumentNode, type GraphQLSchema, type ValidationRule } from 'graphql';
 import { illFormedVariablesMessage } from '../../lib/requestChecks.ts';
 
 /** An operation as a streaming transport received it, before anything about it is trusted. */
@@ -23,7 +23,16 @@ export function requestShapeError({ query, operationName, variables, extensions 
   return undefined;
 }
 
-export type Prepared = { document: DocumentNode; operationName: string | undefined; variableValues: Record<string, unknown> | undefined } | { errors: GraphQLError[] };
+export type Prepared =
+  | {
+      document: DocumentNode;
+      operationName: string | undefined;
+      /** As sent: coerced only to check them, as the executor and Apollo Server coerce them again. */
+      variableValues: Record<string, unknown> | undefined;
+      /** The text as the client sent it, so that Apollo Server's error locations point into it. */
+      query: string;
+    }
+  | { errors: GraphQLError[] };
 
 const coded = (error: GraphQLError, code: string) =>
   error.extensions?.code ? error : new GraphQLError(error.message, { nodes: error.nodes, source: error.source, positions: error.positions, originalError: error.originalError, extensions: { ...error.extensions, code } });
@@ -35,10 +44,11 @@ const MAX_REMEMBERED_QUERY_LENGTH = 16 * 1024;
 const REMEMBERED_DOCUMENTS = 1000;
 
 /**
- * What Apollo Server checks before running an operation over HTTP, for graphql-ws and SSE: the
- * request's shape, variables that UTF-8 can carry, the document's syntax, the validation rules
- * (the gateway's limits among them), and which operation to run. Every refusal carries the code
- * HTTP clients get for the same mistake.
+ * What Apollo Server checks before running an operation over HTTP, for graphql-ws, SSE and
+ * multipart HTTP: the request's shape, variables that UTF-8 can carry, the document's syntax, the
+ * validation rules (the gateway's limits among them), which operation to run, and its variables
+ * against their types. Every refusal carries the code HTTP clients get for the same mistake, and
+ * comes before anything runs: an `error` message over graphql-ws, a 400 over multipart HTTP.
  *
  * A query text that passed is remembered with its parsed document (as Apollo Server's document
  * store does): identical subscribers, the common case, then share one document instead of each
@@ -74,10 +84,15 @@ export function createOperationPreparer({ schema, rules = [] }: { schema: GraphQ
     }
     // The shape check made it a string or nothing.
     const name = (operationName ?? undefined) as string | undefined;
-    if (!getOperationAST(document, name)) {
+    const operation = getOperationAST(document, name);
+    if (!operation) {
       return refused(name ? `Unknown operation named "${name}".` : 'Must provide operation name if query contains multiple operations.', 'OPERATION_RESOLUTION_FAILURE');
     }
-    return { document, operationName: name, variableValues: (variables ?? undefined) as Record<string, unknown> | undefined };
+    // The shape check made it an object or nothing.
+    const variableValues = (variables ?? undefined) as Record<string, unknown> | undefined;
+    const coerced = getVariableValues(schema, operation.variableDefinitions ?? [], variableValues ?? {});
+    if (coerced.errors) return { errors: coerced.errors.map((error) => coded(error, 'BAD_USER_INPUT')) };
+    return { document, operationName: name, variableValues, query };
   };
 }
 

@@ -76,7 +76,7 @@ export function createSseTransport({ schema, runner, rules = [], maxBodyBytes, f
   const prepare = createOperationPreparer({ schema, rules });
   const formatErrors = (errors: readonly (GraphQLError | GraphQLFormattedError)[]) => errors.map((error) => (error instanceof GraphQLError ? format(error.toJSON(), error) : error));
 
-  const handler = createHandler<Raw, undefined, { headers: Headers; authenticated?: Authenticated | undefined; signal: AbortSignal }>({
+  const handler = createHandler<Raw, undefined, { query: string; headers: Headers; authenticated?: Authenticated | undefined; signal: AbortSignal }>({
     schema,
     // No token: graphql-sse's single connection mode is disabled, every request stands alone.
     authenticate: () => null as unknown as string,
@@ -86,8 +86,9 @@ export function createSseTransport({ schema, runner, rules = [], maxBodyBytes, f
       // are the stream's one result, so a client sees them rather than a bare 400; `data` is absent
       // on the wire, as for any request error (graphql-sse needs the key to take it as a result).
       if ('errors' in prepared) return { data: undefined, errors: prepared.errors };
+      const { query, ...operation } = prepared;
       // Aborted if the client goes before its answer: a query's upstream work still queued is not made.
-      return { schema, ...prepared, contextValue: { headers: req.raw.req.headers, authenticated: authenticatedOf(req.raw.req), signal: new ClientDeparture(req.raw.res).signal } };
+      return { schema, ...operation, contextValue: { query, headers: req.raw.req.headers, authenticated: authenticatedOf(req.raw.req), signal: new ClientDeparture(req.raw.res).signal } };
     },
     // `onSubscribe` has validated already.
     validate: () => [],
@@ -95,7 +96,7 @@ export function createSseTransport({ schema, runner, rules = [], maxBodyBytes, f
       const result = await runner.subscribe({ ...args, headers: args.contextValue.headers, authenticated: args.contextValue.authenticated, transport: 'sse' });
       return Symbol.asyncIterator in result ? withFinalError(result) : result;
     },
-    execute: (args) => runner.execute({ ...args, headers: args.contextValue.headers, authenticated: args.contextValue.authenticated, signal: args.contextValue.signal, transport: 'sse' }),
+    execute: (args) => runner.execute({ ...args, query: args.contextValue.query, headers: args.contextValue.headers, authenticated: args.contextValue.authenticated, signal: args.contextValue.signal, transport: 'sse' }),
     async onNext(_ctx, req, result) {
       await writable(req.raw.res);
       // The executor's results carry errors formatted already: only a raw GraphQLError needs a copy.

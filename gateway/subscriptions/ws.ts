@@ -2,7 +2,7 @@ import type http from 'node:http';
 import { GraphQLError, getOperationAST, type FormattedExecutionResult, type GraphQLFormattedError, type GraphQLSchema, type ValidationRule } from 'graphql';
 import { WebSocketServer, type WebSocket } from 'ws';
 import { useServer } from 'graphql-ws/use/ws';
-import { lowerCaseKeys, type Headers, type OperationRunner } from './operations.ts';
+import { connectionHeaders, type Headers, type OperationRunner } from './operations.ts';
 import { createOperationPreparer } from './prepare.ts';
 import { PAYLOAD_PLACEHOLDER, type SharedPayloads } from './sharedPayloads.ts';
 import { createNextFrameSink, SharedFrameWebSocket } from './wsFrames.ts';
@@ -69,9 +69,21 @@ export function attachWebSocketTransport({ server, schema, runner, format, rules
   // One per query or mutation in flight, by connection and operation id, aborted when the client
   // sends `complete` for it: graphql-ws then only drops the result, and the upstream work would go on.
   const running = new WeakMap<WebSocket, Map<string, AbortController>>();
+  // Each connection's connectionParams as headers, read once when it is acknowledged.
+  const headersOf = new WeakMap<object, Headers>();
   const disposable = useServer<Record<string, unknown> | undefined, Record<string, unknown>>(
     {
       schema,
+      onConnect(ctx) {
+        const read = connectionHeaders(ctx.connectionParams);
+        if ('refusal' in read) {
+          // A malformed message's close code, with the reason; graphql-ws's own close (4403) after it is a no-op.
+          ctx.extra.socket.close(4400, read.refusal);
+          return false;
+        }
+        headersOf.set(ctx, read.headers);
+        return true;
+      },
       onSubscribe(ctx, id, payload) {
         // The operation being subscribed already holds its place in `ctx.subscriptions`.
         if (Object.keys(ctx.subscriptions).length > maxOperationsPerConnection) {
@@ -82,9 +94,12 @@ export function attachWebSocketTransport({ server, schema, runner, format, rules
         if ('refusal' in admission) return [new GraphQLError(admission.refusal.error.message, { extensions: admission.refusal.error.extensions })];
         const prepared = prepare(admission.admitted);
         if ('errors' in prepared) return prepared.errors;
+        const { query, ...operation } = prepared;
         const request = (ctx.extra as { request?: http.IncomingMessage }).request;
         const contextValue = {
-          headers: lowerCaseKeys(ctx.connectionParams),
+          query,
+          // graphql-ws runs no operation before the connection is acknowledged.
+          headers: headersOf.get(ctx) ?? {},
           remoteAddress: request?.socket.remoteAddress,
           clientAddress: request ? clientAddress(request, trustedProxies) : undefined,
           signal: closingOf(ctx).signal,
@@ -92,19 +107,19 @@ export function attachWebSocketTransport({ server, schema, runner, format, rules
         // A subscription's `complete` is graphql-ws's to handle (it ends the stream), and an idle
         // subscriber holds nothing more. Made only for an operation that will run, so that
         // graphql-ws's `onComplete` always forgets it.
-        if (getOperationAST(prepared.document, prepared.operationName)?.operation !== 'subscription') {
-          const operation = new AbortController();
+        if (getOperationAST(operation.document, operation.operationName)?.operation !== 'subscription') {
+          const completed = new AbortController();
           let operations = running.get(ctx.extra.socket);
           if (!operations) running.set(ctx.extra.socket, (operations = new Map()));
-          operations.set(id, operation);
-          contextValue.signal = AbortSignal.any([contextValue.signal, operation.signal]);
+          operations.set(id, completed);
+          contextValue.signal = AbortSignal.any([contextValue.signal, completed.signal]);
         }
-        return { schema, ...prepared, contextValue };
+        return { schema, ...operation, contextValue };
       },
       onComplete: (ctx, id) => void running.get(ctx.extra.socket)?.delete(id),
       onClose: (ctx) => closing.get(ctx)?.abort(new DOMException('the client went away', 'AbortError')),
-      subscribe: (args) => runner.subscribe({ ...args, ...(args.contextValue as { headers: Headers; remoteAddress?: string; clientAddress?: string }), transport: 'ws' }),
-      execute: (args) => runner.execute({ ...args, ...(args.contextValue as { headers: Headers; remoteAddress?: string; clientAddress?: string; signal: AbortSignal }), transport: 'ws' }),
+      subscribe: (args) => runner.subscribe({ ...args, ...(args.contextValue as { query: string; headers: Headers; remoteAddress?: string; clientAddress?: string }), transport: 'ws' }),
+      execute: (args) => runner.execute({ ...args, ...(args.contextValue as { query: string; headers: Headers; remoteAddress?: string; clientAddress?: string; signal: AbortSignal }), transport: 'ws' }),
       // A group's events go straight to each subscriber's socket as they come, framed around the
       // payload serialised once; graphql-ws still sends the end (`complete` or `error`).
       onOperation: (ctx, id, _payload, _args, result) => {

@@ -6,7 +6,7 @@ import { buildSubgraphSchema } from '@apollo/subgraph';
 import type { GraphQLResolverMap } from '@apollo/subgraph/dist/schema-helper/resolverMap.js';
 import type { GraphQLSchema } from 'graphql';
 import { apolloHandler } from '../../lib/apolloHttp.ts';
-import { DEFAULT_MAX_BODY_BYTES, listen, requestUrl, sendJson, type Started } from '../../lib/http.ts';
+import { DEFAULT_MAX_BODY_BYTES, listen, requestUrl, sendJson, trimmedAsHeader, type Started } from '../../lib/http.ts';
 import { createLogger, apolloLogger, type Logger } from '../../lib/logger.ts';
 import { createInFlightRequests, type DrainSettings } from '../../lib/shutdown.ts';
 import type { Metrics } from '../../lib/metrics.ts';
@@ -49,12 +49,15 @@ export interface SubgraphDefinition<Context extends BaseContext> {
 
 /**
  * A caller's credential from the headers the gateway forwarded (or a WebSocket's connection
- * parameters): the first value, trimmed; undefined when absent or blank.
+ * parameters): the first value, trimmed as a header is (spaces and tabs: a no-break space is part
+ * of the value, as it is to the gateway's caps and rate limits); undefined when absent or blank.
  */
 export function credentialHeader(headers: IncomingMessage['headers'] | Record<string, unknown>, name: string): string | undefined {
   const raw = headers[name];
   const value = Array.isArray(raw) ? raw[0] : raw;
-  return typeof value === 'string' && value.trim() ? value.trim() : undefined;
+  if (typeof value !== 'string') return undefined;
+  const trimmed = trimmedAsHeader(value);
+  return trimmed ? trimmed : undefined;
 }
 
 export interface StartOptions {

@@ -3,8 +3,9 @@ import { describe, expect, it } from 'vitest';
 import { DEMO_TOKENS } from '../../emulators/recognition/data.ts';
 import { capturedLogs } from '../support/logs.ts';
 import { startTestStack } from '../support/stack.ts';
+import { overSse, overWs } from '../support/transports.ts';
 
-const { gql } = await startTestStack();
+const { gql, graphqlUrl } = await startTestStack();
 
 interface AccessLine {
   msg: string;
@@ -44,6 +45,17 @@ describe('the access log', () => {
     expect(lines[3]!.caller).toBeUndefined();
     expect(JSON.stringify(lines)).not.toContain(DEMO_TOKENS.member);
     expect(JSON.stringify(lines)).not.toContain('rw_amazon_25');
+  });
+
+  it('logs a query over graphql-ws and SSE under the hash of the text the client sent, as over HTTP', async () => {
+    // Not as graphql-js would print it: Apollo Server is handed the client's own text, so its hash and its error locations are the client's.
+    const query = '\n  query   Trends {\n\thashtagTrends { hashtag }\n}\n';
+    const headers = { 'x-recognition-token': DEMO_TOKENS.member };
+    const before = accessLines().length;
+    expect((await overWs(graphqlUrl, { query }, headers)).body?.errors).toBeUndefined();
+    expect((await overSse(graphqlUrl, { query }, headers)).body?.errors).toBeUndefined();
+    const hash = createHash('sha256').update(query).digest('hex');
+    expect(accessLines().slice(before)).toEqual([expect.objectContaining({ operation: 'Trends', documentHash: hash }), expect.objectContaining({ operation: 'Trends', documentHash: hash })]);
   });
 
   it('keeps only the start of a long operation name', async () => {

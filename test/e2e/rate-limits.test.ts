@@ -4,6 +4,7 @@ import { requireBinary } from '../support/binaries.ts';
 import { startRedis } from '../support/redisServer.ts';
 import { startGatewayOver, startTestStack } from '../support/stack.ts';
 import { subscribeWs } from '../support/subscribers.ts';
+import { overWs } from '../support/transports.ts';
 import { startSilentServer } from '../support/silentServer.ts';
 
 const { stack } = await startTestStack();
@@ -105,6 +106,16 @@ describe('rate limits', () => {
     } finally {
       for (const subscription of [...sameClient, other]) subscription.close();
     }
+  });
+
+  it('count a credential padded with spaces or tabs in connectionParams as the credential itself, as over HTTP', async () => {
+    const gateway = await gatewayWith({ RATE_LIMIT_CALLER_PER_SECOND: '1', RATE_LIMIT_CALLER_BURST: '1' });
+    const codes = [];
+    for (const token of [DEMO_TOKENS.member, ` ${DEMO_TOKENS.member}`, `${DEMO_TOKENS.member}\t`]) {
+      const outcome = await overWs(gateway.graphqlUrl, { query: '{ hashtagTrends { hashtag } }' }, { 'x-recognition-token': token });
+      codes.push(outcome.body?.errors?.[0]?.extensions?.code ?? 'allowed');
+    }
+    expect(codes).toEqual(['allowed', 'RATE_LIMITED', 'RATE_LIMITED']);
   });
 
   it('count operations over graphql-ws too', async () => {

@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { startTestStack } from '../../support/stack.ts';
+import WebSocket from 'ws';
 import { TRANSPORTS } from '../../support/transports.ts';
 import { capturedLogs } from '../../support/logs.ts';
 
@@ -16,7 +17,56 @@ const ANY = Object.entries(TRANSPORTS);
  */
 const REFUSED_STATUS: Record<string, number> = { http: 400, sse: 200, multipart: 400, ws: 0 };
 
+/** Every graphql-ws message about operation `1`, up to the one that ends it (`error` or `complete`). */
+function wsMessagesOf(url: string, payload: unknown, connectionParams: Record<string, string>): Promise<{ type: string; payload?: unknown }[]> {
+  const socket = new WebSocket(url.replace(/^http/, 'ws'), 'graphql-transport-ws');
+  const messages: { type: string; payload?: unknown }[] = [];
+  return new Promise((resolve, reject) => {
+    socket.on('open', () => socket.send(JSON.stringify({ type: 'connection_init', payload: connectionParams })));
+    socket.on('message', (data) => {
+      const message = JSON.parse(String(data)) as { id?: string; type: string; payload?: unknown };
+      if (message.type === 'connection_ack') socket.send(JSON.stringify({ id: '1', type: 'subscribe', payload }));
+      if (message.id !== '1') return;
+      messages.push({ type: message.type, payload: message.payload });
+      if (message.type === 'error' || message.type === 'complete') {
+        resolve(messages);
+        socket.close();
+      }
+    });
+    socket.on('close', () => resolve(messages));
+    socket.on('error', reject);
+  });
+}
+
+/** A variable of the wrong type and a required one missing, for a query and for a subscription. */
+const BAD_VARIABLES = [
+  { query: 'query ($id: ID!) { redemption(id: $id) { id } }', variables: { id: { a: 1 } } },
+  { query: 'query ($id: ID!) { redemption(id: $id) { id } }', variables: {} },
+  { query: 'subscription ($t: String) { bonusCreated(filter: { hashtag: $t }) { id } }', variables: { t: { a: 1 } } },
+  { query: 'subscription ($t: String!) { bonusCreated(filter: { hashtag: $t }) { id } }', variables: {} },
+];
+
 describe('refusals coded the same on every transport', () => {
+  it.each(ANY)('a variable of the wrong type or a required one missing is BAD_USER_INPUT before anything runs, for a query or a subscription, over %s', async (name, send) => {
+    // A subscription over plain HTTP is refused for its transport (406) before its variables are read.
+    for (const body of BAD_VARIABLES.filter(({ query }) => name !== 'http' || query.startsWith('query'))) {
+      const outcome = await send(dev.graphqlUrl, body, dev.stack.demoHeaders);
+      expect(outcome.status, body.query).toBe(REFUSED_STATUS[name]);
+      expect(outcome.body).not.toHaveProperty('data');
+      expect(outcome.body?.errors?.map((error) => error.extensions?.code)).toEqual(['BAD_USER_INPUT']);
+      expect(outcome.body?.errors?.[0]?.message).toMatch(/^Variable "\$(id|t)" (got invalid value|of required type)/);
+    }
+    expect(dev.stack.gateway.subscriptions.stats()).toMatchObject({ subscribers: 0, upstreams: 0 });
+  });
+
+  it('over graphql-ws a variable error is the operation’s `error` message, not a result, for a query or a subscription', async () => {
+    for (const body of BAD_VARIABLES) {
+      const messages = await wsMessagesOf(dev.graphqlUrl, body, dev.stack.demoHeaders);
+      expect(messages, body.query).toEqual([{ type: 'error', payload: [expect.objectContaining({ extensions: expect.objectContaining({ code: 'BAD_USER_INPUT' }) })] }]);
+    }
+  });
+
+
   it.each(ANY)('a lone surrogate in a variable is BAD_USER_INPUT (HTTP 400), logged as nothing unexpected, over %s', async (name, send) => {
     const before = capturedLogs.filter((line) => line.includes('unexpected error')).length;
     const outcome = await send(dev.graphqlUrl, JSON.parse('{"query":"query ($id: ID!) { redemption(id: $id) { id } }","variables":{"id":"rd_\\ud800"}}'), dev.stack.demoHeaders);

@@ -3,6 +3,7 @@ import WebSocket from 'ws';
 import { DEMO_TOKENS } from '../../../emulators/recognition/data.ts';
 import { knownSecrets } from '../../support/logs.ts';
 import { startTestStack } from '../../support/stack.ts';
+import { subscribeSse, type Collected } from '../../support/subscribers.ts';
 import { waitUntil } from '../../support/waitFor.ts';
 
 /**
@@ -27,7 +28,7 @@ interface Connection {
   close(): void;
 }
 
-const open: Connection[] = [];
+const open: { close(): void }[] = [];
 
 async function connect(token: string): Promise<Connection> {
   const socket = new WebSocket(t.graphqlUrl.replace(/^http/, 'ws'), 'graphql-transport-ws');
@@ -104,6 +105,63 @@ describe('subscription caps', () => {
     third.subscribe('i', 'six');
     await waitUntil(() => stats().subscribers === 4, () => `a freed slot is used (${JSON.stringify(stats())})`);
     expect(third.errorOf('i')).toBeUndefined();
+  });
+});
+
+/** How a connection whose `connection_init` carries these params closes, or 'acknowledged'. */
+function initOutcome(params: Record<string, unknown>): Promise<{ code: number; reason: string } | 'acknowledged'> {
+  const socket = new WebSocket(t.graphqlUrl.replace(/^http/, 'ws'), 'graphql-transport-ws');
+  return new Promise((resolve, reject) => {
+    socket.on('open', () => socket.send(JSON.stringify({ type: 'connection_init', payload: params })));
+    socket.on('message', (data) => {
+      if ((JSON.parse(String(data)) as { type: string }).type === 'connection_ack') {
+        resolve('acknowledged');
+        socket.close();
+      }
+    });
+    socket.on('close', (code, reason) => resolve({ code, reason: String(reason) }));
+    socket.on('error', reject);
+  });
+}
+
+describe('one credential, however it is written', () => {
+  it('counts a credential padded with spaces or tabs (graphql-ws) as the credential itself, for the caps and for sharing, and one padded with a no-break space as another, which the service refuses', async () => {
+    const exact = await connect(DEMO_TOKENS.member);
+    exact.subscribe('a', 'one');
+    exact.subscribe('b', 'two');
+    exact.subscribe('c', 'three');
+    (await connect(DEMO_TOKENS.member)).subscribe('d', 'four');
+    await waitUntil(() => stats().upstreams === 4, () => `four streams (${JSON.stringify(stats())})`);
+
+    // Node strips the spaces and tabs around a header value; connectionParams get the same.
+    const padded = await connect(`\t  ${DEMO_TOKENS.member} \t`);
+    padded.subscribe('e', 'five');
+    await waitUntil(() => padded.errorOf('e') !== undefined, () => `fifth stream refused (${JSON.stringify(stats())})`);
+    expect(padded.errorOf('e')).toMatchObject({ extensions: { code: 'RATE_LIMITED' }, message: expect.stringContaining('MAX_SUBSCRIPTION_STREAMS_PER_CREDENTIAL') });
+
+    // A header may carry U+00A0. Every process trims a credential as a header is trimmed (spaces and
+    // tabs), so the no-break space stays part of it: another credential, which the service refuses,
+    // not a way around the caps. (The subgraph once trimmed it away, making it this one upstream.)
+    const nbsp: Collected = subscribeSse(t.graphqlUrl, QUERY, { variables: { tag: 'six' }, headers: { 'x-recognition-token': `${DEMO_TOKENS.member}\u00a0` } });
+    open.push(nbsp);
+    const [refused] = await nbsp.waitFor(1);
+    expect(refused?.errors?.[0]?.extensions).toMatchObject({ code: 'UNAUTHENTICATED' });
+
+    // An identical subscription sent with the padded credential joins the held stream.
+    padded.subscribe('f', 'one');
+    await waitUntil(() => stats().subscribers === 5, () => `the padded subscriber joined (${JSON.stringify(stats())})`);
+    expect(stats().upstreams).toBe(4);
+    expect(padded.errorOf('f')).toBeUndefined();
+  });
+
+  it('refuses a connection whose credential no HTTP header could carry, as Node refuses such a request', async () => {
+    const refusal = { code: 4400, reason: 'connectionParams "x-recognition-token" must be a string a header can carry' };
+    for (const token of ['t'.repeat(16 * 1024 + 1), `${DEMO_TOKENS.member}\n`, `${DEMO_TOKENS.member}\r\nx-other: 1`, `${DEMO_TOKENS.member}\u0000`, `${DEMO_TOKENS.member}\u2028`, 42, [DEMO_TOKENS.member], { token: DEMO_TOKENS.member }]) {
+      expect(await initOutcome({ 'X-Recognition-Token': token }), JSON.stringify(token)).toEqual(refusal);
+    }
+    expect(await initOutcome({ authorization: 'Bearer x\u0007' })).toEqual({ code: 4400, reason: 'connectionParams "authorization" must be a string a header can carry' });
+    // Latin-1 and other parameters are as they were: not refused.
+    expect(await initOutcome({ 'x-recognition-token': `${DEMO_TOKENS.member}\u00e9`, client: { name: 'app', version: 2 }, note: 'line\nbreak' })).toBe('acknowledged');
   });
 });
 
