@@ -1,5 +1,5 @@
 import type { ServerResponse } from 'node:http';
-import { execute, getVariableValues, type ExecutionResult, type GraphQLSchema, type OperationDefinitionNode } from 'graphql';
+import { execute, getVariableValues, GraphQLError, type ExecutionResult, type GraphQLSchema, type OperationDefinitionNode } from 'graphql';
 import { compileQuery, isCompiledQuery, type CompiledQuery } from 'graphql-jit';
 import type { ApolloServerOptionsWithGateway, BaseContext } from '@apollo/server';
 import { createBoundedCache } from '../../lib/boundedCache.ts';
@@ -48,6 +48,23 @@ export interface CompiledExecutionOptions {
  * remains, allowed by the spec: when a non-null root field nulls the whole answer, graphql-js
  * stops before the root fields after it, graphql-jit still runs them and reports their errors too.
  */
+/**
+ * graphql-jit words a resolver's unexpected error (a TypeError, say) as an error whose `extensions`
+ * is undefined. Apollo Server reads `extensions.code` before our `formatError` sees an error, so
+ * such an error broke the formatting: it reached the client with no path, and the log with
+ * nothing, where graphql-js's is masked with its path and logged. Such errors get empty extensions.
+ */
+function withExtensions(result: ExecutionResult): ExecutionResult {
+  if (!result.errors?.some((error) => error.extensions === undefined)) return result;
+  const errors = result.errors.map((error) => {
+    if (error.extensions !== undefined) return error;
+    const rebuilt = new GraphQLError(error.message, { path: error.path, originalError: error.originalError ?? error, extensions: {} });
+    Object.defineProperty(rebuilt, 'locations', { value: error.locations, enumerable: error.locations !== undefined });
+    return rebuilt;
+  });
+  return { ...result, errors };
+}
+
 export function compiledExecution(schema: GraphQLSchema, { cacheSize = 1000 }: CompiledExecutionOptions = {}): CompiledExecution {
   const compiled = createBoundedCache<CompiledQuery | null>(cacheSize);
   // The same compiled queries by the text clients send, so that a repeat needs no hashing or parsing.
@@ -80,7 +97,7 @@ export function compiledExecution(schema: GraphQLSchema, { cacheSize = 1000 }: C
     const coerced = getVariableValues(schema, operation.variableDefinitions ?? [], variables);
     if (coerced.errors) return { errors: coerced.errors };
     if (requestContext.request.query) repeats.remember(requestContext.request.query, requestContext.request.operationName, { query, operation });
-    return query.query(undefined, context, variables);
+    return withExtensions(await query.query(undefined, context, variables));
   };
 
   async function answer<Context extends object>(body: unknown, makeContext: () => Context | Promise<Context>, accept: string | undefined): Promise<CompiledAnswer<Context>> {
@@ -91,7 +108,7 @@ export function compiledExecution(schema: GraphQLSchema, { cacheSize = 1000 }: C
     const context = made instanceof Promise ? await made : made;
     let result: ExecutionResult;
     try {
-      result = await repeat.value.query.query(undefined, context, repeat.variables);
+      result = withExtensions(await repeat.value.query.query(undefined, context, repeat.variables));
     } catch (thrown) {
       return { served: false as const, context: Object.assign(context, { [PRECOMPUTED]: { thrown } }) };
     }

@@ -2,7 +2,7 @@ import { parse } from 'graphql';
 import { describe, expect, it } from 'vitest';
 import { createMetrics } from '../../lib/metrics.ts';
 import { startSubgraph } from '../../subgraphs/kit/server.ts';
-import { testLogger } from '../support/logs.ts';
+import { capturedLogs, testLogger } from '../support/logs.ts';
 import { startTestStack, type TestStack } from '../support/stack.ts';
 import { scrapeMetrics } from '../support/metrics.ts';
 
@@ -96,5 +96,43 @@ describe('a subgraph’s execution switch', () => {
   it('runs queries compiled by default and on graphql-js when turned off', async () => {
     expect(await laterRootFieldsResolved(true)).toBe(1);
     expect(await laterRootFieldsResolved(false)).toBe(0);
+  });
+
+  it('masks a resolver’s unexpected error alike either way: with its path, and logged', async () => {
+    const answers: unknown[] = [];
+    for (const compiledExecution of [true, false]) {
+      const subgraph = await startSubgraph(
+        {
+          name: 'probe',
+          maxRequestUpstreamCalls: 1000,
+          typeDefs: parse('type Query { broken: String  fine: String }'),
+          resolvers: {
+            Query: {
+              broken: () => {
+                throw new TypeError(`unexpected while compiled: ${compiledExecution}`);
+              },
+              fine: () => 'x',
+            },
+          },
+          context: () => ({}),
+          metrics: createMetrics('probe'),
+          logger: testLogger('probe'),
+        },
+        { port: 0, compiledExecution },
+      );
+      try {
+        // Twice: the first run and the repeat take different roads.
+        for (let round = 0; round < 2; round++) {
+          const response = await fetch(`${subgraph.url}/graphql`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ query: '{ broken fine }' }) });
+          answers.push(await response.json());
+        }
+      } finally {
+        await subgraph.close();
+      }
+      // graphql-jit's error once broke Apollo Server's formatting: no path, and nothing logged.
+      expect(capturedLogs.some((line) => line.includes(`unexpected while compiled: ${compiledExecution}`) && line.includes('"path":["broken"]'))).toBe(true);
+    }
+    const masked = { data: { broken: null, fine: 'x' }, errors: [{ message: 'Internal server error', path: ['broken'], locations: [{ line: 1, column: 3 }], extensions: { code: 'INTERNAL_SERVER_ERROR' } }] };
+    expect(answers).toEqual([masked, masked, masked, masked]);
   });
 });
