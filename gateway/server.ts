@@ -26,6 +26,7 @@ import { demandControlPlugin } from './demandControlPlugin.ts';
 import { createReadBatcher, type ReadBatcher } from './readBatches.ts';
 import { SubgraphDataSource } from './subgraphDataSource.ts';
 import { withDirectFetches } from './singleFetch.ts';
+import { withResolvedOperation } from './operationResolution.ts';
 import { createPlanner } from './planner.ts';
 import { createSubscriptionExecutor, type SubscriptionExecutor } from './subscriptions/executor.ts';
 import { createOperationRunner } from './subscriptions/operations.ts';
@@ -49,8 +50,21 @@ import { createBreakerGuards } from '../lib/circuitBreakerGuards.ts';
 import { createTrustedDocuments } from './trustedDocuments.ts';
 import { createGatewayTracing } from './tracing.ts';
 
-/** Sandbox's page is public: it asks for nothing but the page, and carries the token box itself. */
-const isLandingPage = (req: http.IncomingMessage) => req.method === 'GET' && String(req.headers.accept ?? '').includes('text/html') && !req.url?.includes('query=');
+/** What a GET names to be run rather than the page shown, as Apollo Server reads its query string. */
+const OPERATION_PARAMS = ['query', 'extensions', 'documentId', 'operationName', 'variables'];
+
+/**
+ * Sandbox's page is public: it asks for nothing but the page, and carries the token box itself. The
+ * query string is read decoded, as Apollo Server reads it: `%71uery=` is `query=`, and was once
+ * served, schema and data, past authentication and the rate limits.
+ */
+function isLandingPage(req: http.IncomingMessage): boolean {
+  if (req.method !== 'GET' || !String(req.headers.accept ?? '').includes('text/html')) return false;
+  const search = req.url?.indexOf('?') ?? -1;
+  if (search === -1) return true;
+  const params = new URLSearchParams(req.url!.slice(search + 1));
+  return !OPERATION_PARAMS.some((name) => params.has(name));
+}
 
 export interface StartedGateway extends Started {
   /** The GraphQL endpoint (HTTP, WebSocket and SSE). */
@@ -131,7 +145,7 @@ export async function startGateway(config: GatewayConfig, logger: Logger): Promi
   const apollo = new ApolloServer<GatewayContext>({
     gateway: (() => {
       const shortcut = singleFetch ? withDirectFetches(gateway, { planner, dataSources, passThrough }) : gateway;
-      return access ? withFieldAccess(shortcut, access, (context) => (context as GatewayContext).principal) : shortcut;
+      return withResolvedOperation(access ? withFieldAccess(shortcut, access, (context) => (context as GatewayContext).principal) : shortcut);
     })(),
     logger: apolloLogger(logger),
     includeStacktraceInErrorResponses: false,
@@ -173,7 +187,7 @@ export async function startGateway(config: GatewayConfig, logger: Logger): Promi
           const context = contextOf(req);
           // The fast path serves remembered operations whole: not to a caller who may not see all of one.
           const query = (body as { query?: unknown } | undefined)?.query;
-          if (access && (typeof query !== 'string' || access.restrictText(query, String((body as { operationName?: unknown }).operationName ?? '') || undefined, context.principal))) {
+          if (access && (typeof query !== 'string' || !access.servesWhole(query, String((body as { operationName?: unknown }).operationName ?? '') || undefined, context.principal))) {
             return { served: false, context };
           }
           const outcome = await passThrough.serve(body, context, req.headers.accept, res);

@@ -10,31 +10,51 @@ type GatewayInterface = Pick<ApolloGateway, 'load' | 'onSchemaLoadOrUpdate' | 's
 type LoadResult = Awaited<ReturnType<ApolloGateway['load']>>;
 type Executor = NonNullable<LoadResult['executor']>;
 
+/** No operation of the document answers to the request's operation name. */
+const UNRESOLVED = Symbol('unresolved');
+
 /**
  * The graph's field-level authorization: which parts of an operation a principal may see, decided
  * once per (operation, set of scopes) and remembered, so a repeat costs a map look-up.
+ *
+ * Decisions on a parsed document (keyed by its hash or printed text) and on a client's raw text
+ * live under separate prefixes: a text is any string a client sends, and `#` starts a comment, so
+ * a text equal to a document key once found that document's decision, made on nothing: a caller
+ * sent `#<hash of Q>`, which parses to no operation, then Q, which ran whole past its scopes.
+ * Nothing is decided, nor remembered, for an operation that does not resolve.
  */
 export function createFieldAccess({ schema, requirements, cacheSize = 2000 }: { schema: GraphQLSchema; requirements: AccessRequirements; cacheSize?: number }) {
   const decisions = createBoundedCache<Restricted | null>(cacheSize);
-  const decide = (key: string, document: () => DocumentNode | undefined, operationName: string | null | undefined, principal: Principal | undefined) => {
-    if (requirements.size === 0) return undefined;
+  const decide = (key: string, document: () => DocumentNode | undefined, operationName: string | null | undefined, principal: Principal | undefined): Restricted | null | typeof UNRESOLVED => {
     const cacheKey = `${accessKeyOf(principal)}\u0000${operationName ?? ''}\u0000${key}`;
     let decision = decisions.get(cacheKey);
     if (decision === undefined) {
       const parsed = document();
-      decision = (parsed && restrictOperation(schema, requirements, parsed, operationName, principal)) ?? null;
+      if (!parsed || !getOperationAST(parsed, operationName ?? undefined)) return UNRESOLVED;
+      decision = restrictOperation(schema, requirements, parsed, operationName, principal) ?? null;
       decisions.set(cacheKey, decision);
     }
-    return decision ?? undefined;
+    return decision;
   };
   return {
-    /** What to remove from a validated operation for this principal; undefined when nothing. */
-    restrict: (document: DocumentNode, operationName: string | null | undefined, principal: Principal | undefined, documentKey: string) =>
-      decide(`#${documentKey}`, () => document, operationName, principal),
-    /** The same for an operation's text not yet parsed (the fast paths); unparsable text is Apollo's to refuse. */
-    restrictText: (text: string, operationName: string | null | undefined, principal: Principal | undefined) =>
-      decide(
-        text,
+    /**
+     * What to remove from a validated operation for this principal; undefined when nothing, or when
+     * no operation resolves (Apollo Server then answers OPERATION_RESOLUTION_FAILURE, running nothing).
+     */
+    restrict(document: DocumentNode, operationName: string | null | undefined, principal: Principal | undefined, documentKey: string): Restricted | undefined {
+      if (requirements.size === 0) return undefined;
+      const decision = decide(`d\u0000${documentKey}`, () => document, operationName, principal);
+      return decision === UNRESOLVED || decision === null ? undefined : decision;
+    },
+    /**
+     * Whether an operation's text, not yet parsed (the fast paths), may be served whole to this
+     * principal: it parses, resolves to one operation, and nothing in it is out of the principal's
+     * reach. Anything else goes through Apollo Server, which refuses or restricts it.
+     */
+    servesWhole(text: string, operationName: string | null | undefined, principal: Principal | undefined): boolean {
+      if (requirements.size === 0) return true;
+      const decision = decide(
+        `t\u0000${text}`,
         () => {
           try {
             return parse(text);
@@ -44,7 +64,9 @@ export function createFieldAccess({ schema, requirements, cacheSize = 2000 }: { 
         },
         operationName,
         principal,
-      ),
+      );
+      return decision === null;
+    },
   };
 }
 
