@@ -59,6 +59,20 @@ describe('refusals coded the same on every transport', () => {
     expect(dev.stack.gateway.subscriptions.stats()).toMatchObject({ subscribers: 0, upstreams: 0 });
   });
 
+  it('an operation name that names no operation is 400 OPERATION_RESOLUTION_FAILURE over HTTP, never a 500, first time and repeat', async () => {
+    for (const body of [
+      { query: 'query A { teapot }', operationName: 'Nope' },
+      { query: 'query A { teapot } query B { teapot }' },
+      { query: 'mutation M { deleteWebhook(id: "wh_1") { id } }', operationName: 'Other' },
+    ]) {
+      for (let round = 0; round < 2; round++) {
+        const outcome = await TRANSPORTS.http(dev.graphqlUrl, body, dev.stack.demoHeaders);
+        expect(outcome.status, body.query).toBe(400);
+        expect(outcome.body?.errors?.map((error) => error.extensions?.code)).toEqual(['OPERATION_RESOLUTION_FAILURE']);
+      }
+    }
+  });
+
   it('over graphql-ws a variable error is the operation’s `error` message, not a result, for a query or a subscription', async () => {
     for (const body of BAD_VARIABLES) {
       const messages = await wsMessagesOf(dev.graphqlUrl, body, dev.stack.demoHeaders);
