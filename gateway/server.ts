@@ -148,6 +148,10 @@ export async function startGateway(config: GatewayConfig, logger: Logger): Promi
       return withResolvedOperation(access ? withFieldAccess(shortcut, access, (context) => (context as GatewayContext).principal) : shortcut);
     })(),
     logger: apolloLogger(logger),
+    // The process drains on SIGTERM itself (lib/shutdown.ts): Apollo Server's own handler, on
+    // wherever NODE_ENV is not `test`, stopped it at once and re-raised the signal, which ended the
+    // process before anything drained.
+    stopOnTerminationSignals: false,
     includeStacktraceInErrorResponses: false,
     // Automatic persisted queries are the trusted documents' (every transport, one bounded cache):
     // by the time Apollo Server sees a request, an id has become its text or been refused.

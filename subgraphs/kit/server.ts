@@ -100,6 +100,8 @@ export async function startSubgraph<Context extends BaseContext>(definition: Sub
   const apollo = new ApolloServer<Context>({
     ...(execution ? { gateway: execution } : { schema }),
     logger: apolloLogger(logger),
+    // The process drains on SIGTERM itself (lib/shutdown.ts), not Apollo Server, which would stop at once.
+    stopOnTerminationSignals: false,
     includeStacktraceInErrorResponses: false,
     formatError: formatGraphError(logger),
     // Inline traces cost a timer per resolver; the gateway reports its own timings. Cache control

@@ -13,9 +13,12 @@ const root = new URL('../../', import.meta.url).pathname;
 
 /** A server as its own process, the way an orchestrator runs and stops it; resolves once it prints where it listens. */
 async function startProcess(entry: string, env: Record<string, string>) {
+  // Without the test runner's NODE_ENV=test, as deployed: Apollo Server acts on signals itself
+  // unless told not to, and once stopped every process at the first SIGTERM with no drain.
+  const { NODE_ENV: _runner, ...deployed } = process.env;
   const child = spawn(process.execPath, ['--import', 'tsx', entry], {
     cwd: root,
-    env: { ...process.env, LOG_LEVEL: 'warn', ...env },
+    env: { ...deployed, LOG_LEVEL: 'warn', ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   let output = '';
