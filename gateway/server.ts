@@ -325,7 +325,12 @@ export async function startGateway(config: GatewayConfig, logger: Logger): Promi
     const url = requestUrl(req);
     if (!url) return sendJson(res, 400, { message: 'bad request target' });
     if (cors.handle(req, res)) return;
-    if (draining) res.setHeader('connection', 'close');
+    if (draining) {
+      res.setHeader('connection', 'close');
+      // The WebSocket transport has let go of upgrades: a client told to reconnect (1012) that comes
+      // back here must try another replica, not read Apollo's answer to a plain GET (a CSRF 400).
+      if (req.headers.upgrade) return sendJson(res, 503, { errors: [{ message: 'the gateway is restarting: connect again', extensions: { code: 'UPSTREAM_UNAVAILABLE' } }] }, { 'retry-after': '1' });
+    }
     const streaming = url.pathname === '/graphql' && streams(req);
     if (!streaming) {
       compress(req, res);

@@ -109,6 +109,12 @@ describe('SIGTERM', () => {
     const ready = await fetch(`${origin}/ready`);
     expect(ready.status).toBe(503);
     expect(await ready.json()).toEqual({ ready: false, draining: true });
+    // A graphql-ws client reconnecting before the balancer notices is sent on, not answered as a GET.
+    const again = new WebSocket(graphqlUrl.replace('http', 'ws'), 'graphql-transport-ws');
+    const [, refused] = (await once(again, 'unexpected-response')) as [unknown, { statusCode: number; headers: Record<string, string> }];
+    expect(refused.statusCode).toBe(503);
+    expect(refused.headers['retry-after']).toBe('1');
+    again.terminate();
 
     await finishesThenExits(inFlight, origin, exited);
   }, 60_000);
