@@ -1,4 +1,5 @@
-import { readBoolean, readInt, readMetricsToken, readPort, readUrl, ConfigError, type Env } from '../lib/config.ts';
+import { readBoolean, readHost, readInt, readMetricsToken, readPort, readUrl, ConfigError, type Env } from '../lib/config.ts';
+import { existsSync } from 'node:fs';
 import { DEFAULT_MAX_BODY_BYTES } from '../lib/http.ts';
 import { readTrustedProxies, type TrustedProxies } from '../lib/trustedProxies.ts';
 import { readCorsSettings, type CorsSettings } from './cors.ts';
@@ -134,6 +135,13 @@ function readMicroCacheFields(env: Env): Map<string, number> {
 }
 
 
+/** `SUPERGRAPH_PATH`, a file that must exist: read at start, a missing one would stop the gateway with a bare ENOENT. */
+function readSupergraphPath(env: Env): string {
+  if (!env.SUPERGRAPH_PATH) return new URL('../schema/supergraph.graphql', import.meta.url).pathname;
+  if (!existsSync(env.SUPERGRAPH_PATH)) throw new ConfigError(`SUPERGRAPH_PATH names no file: ${env.SUPERGRAPH_PATH}`);
+  return env.SUPERGRAPH_PATH;
+}
+
 export function readGatewayConfig(env: Env, overrides: Partial<GatewayConfig> = {}): GatewayConfig {
   const production = env.NODE_ENV === 'production';
   const subgraphUrls: Record<string, string> = {};
@@ -143,7 +151,9 @@ export function readGatewayConfig(env: Env, overrides: Partial<GatewayConfig> = 
   let sandboxHeaders: Record<string, string> = {};
   if (env.SANDBOX_HEADERS) {
     try {
-      sandboxHeaders = JSON.parse(env.SANDBOX_HEADERS) as Record<string, string>;
+      const parsed = JSON.parse(env.SANDBOX_HEADERS) as unknown;
+      if (!parsed || typeof parsed !== 'object' || Array.isArray(parsed) || !Object.values(parsed).every((value) => typeof value === 'string')) throw new SyntaxError('not an object of strings');
+      sandboxHeaders = parsed as Record<string, string>;
     } catch {
       throw new ConfigError('SANDBOX_HEADERS must be a JSON object of header names to values, such as {"x-recognition-token":"..."}');
     }
@@ -152,7 +162,7 @@ export function readGatewayConfig(env: Env, overrides: Partial<GatewayConfig> = 
   const addressRate = readInt(env, 'RATE_LIMIT_ADDRESS_PER_SECOND', 0, { min: 0, max: 1_000_000 });
   return {
     port: readPort(env, 'GATEWAY_PORT', 4000),
-    host: env.HOST ?? '127.0.0.1',
+    host: readHost(env),
     subgraphUrls: { ...subgraphUrls, ...overrides.subgraphUrls },
     sandbox: readBoolean(env, 'SANDBOX', !production),
     sandboxHeaders,
@@ -161,7 +171,7 @@ export function readGatewayConfig(env: Env, overrides: Partial<GatewayConfig> = 
     maxSubgraphResponseBytes: readInt(env, 'MAX_SUBGRAPH_RESPONSE_BYTES', 64 * 1024 * 1024, { min: 64 * 1024, max: 1024 * 1024 * 1024 }),
     metricsToken: readMetricsToken(env),
     maxBodyBytes: readInt(env, 'MAX_BODY_BYTES', DEFAULT_MAX_BODY_BYTES, { min: 1024, max: 64 * 1024 * 1024 }),
-    supergraphPath: env.SUPERGRAPH_PATH ?? new URL('../schema/supergraph.graphql', import.meta.url).pathname,
+    supergraphPath: readSupergraphPath(env),
     vendorTelemetry: readBoolean(env, 'APOLLO_VENDOR_TELEMETRY', false),
     limits: {
       maxDepth: readInt(env, 'MAX_QUERY_DEPTH', 12, { min: 2, max: 100 }),

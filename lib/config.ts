@@ -9,6 +9,28 @@ export class ConfigError extends Error {
 
 export type Env = Readonly<Record<string, string | undefined>>;
 
+/** An IP address or a host name; what fails to resolve still fails at listen, naming the address. */
+const HOST = /^(?:[0-9a-fA-F:.]+|[A-Za-z0-9](?:[A-Za-z0-9-]*[A-Za-z0-9])?(?:\.[A-Za-z0-9](?:[A-Za-z0-9-]*[A-Za-z0-9])?)*)$/;
+
+/** `HOST`, the address every server binds to. */
+export function readHost(env: Env): string {
+  const host = env.HOST;
+  if (host === undefined || host === '') return '127.0.0.1';
+  if (!HOST.test(host)) throw new ConfigError(`HOST must be an IP address or a host name; got ${JSON.stringify(host)}`);
+  return host;
+}
+
+/** The levels pino knows, and `silent`. */
+const LOG_LEVELS = new Set(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']);
+
+/** `LOG_LEVEL`, or the given default when unset. */
+export function readLogLevel(env: Env, fallback: string): string {
+  const level = env.LOG_LEVEL;
+  if (level === undefined || level === '') return fallback;
+  if (!LOG_LEVELS.has(level)) throw new ConfigError(`LOG_LEVEL must be one of ${[...LOG_LEVELS].join(', ')}; got ${JSON.stringify(level)}`);
+  return level;
+}
+
 export function readPort(env: Env, name: string, fallback: number): number {
   const raw = env[name];
   if (raw === undefined || raw === '') return fallback;

@@ -1,5 +1,6 @@
 import { pino, type DestinationStream, type Logger } from 'pino';
 import { ALL_CREDENTIAL_HEADERS } from './services.ts';
+import { readLogLevel } from './config.ts';
 
 export type { Logger } from 'pino';
 
@@ -43,7 +44,7 @@ export const MAX_BUFFERED_BYTES = 8 * 1024 * 1024;
 /** The longest a logged line waits in the stdout buffer. */
 const FLUSH_EVERY_MS = 250;
 
-export function createLogger({ name, level = process.env.LOG_LEVEL ?? 'info', destination }: LoggerOptions): Logger {
+export function createLogger({ name, level = readLogLevel(process.env, 'info'), destination }: LoggerOptions): Logger {
   const options = { name, level, redact: { paths: REDACT_PATHS, censor: '[REDACTED]' } };
   if (destination) return pino(options, destination);
   // Stdout is written in batches of 16 KiB, not a system call per line. Each batch is a write on

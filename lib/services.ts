@@ -1,4 +1,4 @@
-import { readBoolean, readInt, readMetricsToken, readPort, readUrl, type Env } from './config.ts';
+import { readBoolean, readHost, readInt, readMetricsToken, readPort, readUrl, type Env } from './config.ts';
 import { readCircuitBreakerSettings, type CircuitBreakerSettings } from './circuitBreaker.ts';
 
 /**
@@ -112,7 +112,7 @@ export interface SubgraphBasics {
 export function readSubgraphBasics(env: Env, service: ServiceEntry, apiUrl?: string): SubgraphBasics {
   return {
     port: readPort(env, service.env.subgraphPort, service.subgraphPort),
-    host: env.HOST ?? '127.0.0.1',
+    host: readHost(env),
     apiUrl: apiUrl ?? readUrl(env, service.env.apiUrl) ?? `http://127.0.0.1:${readEmulatorPort(env, service)}`,
     timeoutMs: readInt(env, service.env.timeout, 10_000, { min: 100, max: 120_000 }),
     compiledExecution: readBoolean(env, 'SUBGRAPH_COMPILED_EXECUTION', true),

@@ -1,4 +1,4 @@
-import { runMain } from '../lib/config.ts';
+import { readLogLevel, runMain } from '../lib/config.ts';
 import { createLogger } from '../lib/logger.ts';
 import { startStack } from '../stack/startStack.ts';
 import { startTracing, stopTracing } from '../lib/tracing.ts';
@@ -9,7 +9,7 @@ import { DEMO_PARTNER, DEMO_READER } from '../emulators/authorization-server/emu
 runMain(async () => {
   // Every part in this one process: each part's spans carry its own service name.
   await startTracing(process.env, { serviceName: 'gateway', perService: true });
-  const logger = createLogger({ name: 'stack', level: process.env.LOG_LEVEL ?? 'warn' });
+  const logger = createLogger({ name: 'stack', level: readLogLevel(process.env, 'warn') });
   const stack = await startStack({ env: process.env, logger });
   const curl = `curl -s ${stack.gateway.graphqlUrl} -H 'content-type: application/json' ${Object.entries(stack.demoHeaders)
     .map(([name, value]) => `-H '${name}: ${value}'`)

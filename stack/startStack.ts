@@ -1,4 +1,4 @@
-import { readPort, readUrl, type Env } from '../lib/config.ts';
+import { readHost, readPort, readUrl, type Env } from '../lib/config.ts';
 import type { Started } from '../lib/http.ts';
 import type { Logger } from '../lib/logger.ts';
 import { readGatewayConfig } from '../gateway/config.ts';
@@ -37,7 +37,7 @@ export interface StartedStack {
  * The whole graph in one process: for each service, its emulator (unless `<SERVICE>_API_URL` points
  * at a real upstream) and its subgraph; then the gateway over them.
  */
-export async function startStack({ env, logger, ephemeralPorts = false, host = env.HOST ?? '127.0.0.1', now }: StackOptions): Promise<StartedStack> {
+export async function startStack({ env, logger, ephemeralPorts = false, host = readHost(env), now }: StackOptions): Promise<StartedStack> {
   const closers: Started[] = [];
   const services: StartedService[] = [];
   const port = (name: string, fallback: number) => (ephemeralPorts ? 0 : readPort(env, name, fallback));

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { readGatewayConfig } from '../../gateway/config.ts';
-import { ConfigError } from '../../lib/config.ts';
+import { ConfigError, readLogLevel } from '../../lib/config.ts';
 import { readMessagingConfig } from '../../subgraphs/messaging/config.ts';
 import { readDashboardsConfig } from '../../subgraphs/dashboards/config.ts';
 import { readGatewayAdminConfig } from '../../subgraphs/gatewayAdmin/config.ts';
@@ -42,5 +42,21 @@ describe('service settings from the registry', () => {
     expect(readGatewayAdminConfig({ GATEWAY_ADMIN_SUBGRAPH_PORT: '6006', GATEWAY_ADMIN_EMULATOR_PORT: '6106' })).toMatchObject({ port: 6006, apiUrl: 'http://127.0.0.1:6106', adminToken: undefined });
     expect(readGatewayConfig({ GATEWAY_ADMIN_SUBGRAPH_URL: 'http://10.0.0.6:9000/graphql' }).subgraphUrls.gatewayAdmin).toBe('http://10.0.0.6:9000/graphql');
     expect(() => readGatewayAdminConfig({ GATEWAY_ADMIN_TOKEN: 'short' })).toThrow(/GATEWAY_ADMIN_TOKEN must be at least 16 characters/);
+  });
+});
+
+describe('settings read outside the registry', () => {
+  it('refuse a bad value naming the setting, where it once crashed elsewhere or was taken', () => {
+    for (const value of ['null', '42', '[1]', '{"x-a": 1}', 'not json']) {
+      expect(() => readGatewayConfig({ SANDBOX_HEADERS: value }), value).toThrow(/^SANDBOX_HEADERS must be a JSON object/);
+    }
+    expect(readGatewayConfig({ SANDBOX_HEADERS: '{"x-a":"b"}' }).sandboxHeaders).toEqual({ 'x-a': 'b' });
+    expect(() => readGatewayConfig({ SUPERGRAPH_PATH: '/nowhere/supergraph.graphql' })).toThrow(new ConfigError('SUPERGRAPH_PATH names no file: /nowhere/supergraph.graphql'));
+    for (const host of ['not a host', 'http://x', '-x']) expect(() => readGatewayConfig({ HOST: host }), host).toThrow(/^HOST must be/);
+    expect(() => readRecognitionConfig({ HOST: 'a b' })).toThrow(/^HOST must be/);
+    for (const host of ['0.0.0.0', '::1', 'localhost', 'gateway.internal']) expect(readGatewayConfig({ HOST: host }).host).toBe(host);
+    expect(() => readLogLevel({ LOG_LEVEL: 'verbose' }, 'info')).toThrow(/^LOG_LEVEL must be one of fatal, error, warn, info, debug, trace, silent/);
+    expect(readLogLevel({}, 'warn')).toBe('warn');
+    expect(readLogLevel({ LOG_LEVEL: 'debug' }, 'warn')).toBe('debug');
   });
 });
