@@ -34,17 +34,19 @@ export interface DownloadProxy {
 }
 
 /**
- * `GET /downloads/<subgraph>/<id>`: streams the subgraph's `/downloads/<id>` to the browser. The
- * link alone is the authority, so none of the caller's headers travel on (no cookie, no credential),
- * only the request's trace context when traces are on.
+ * `GET /downloads/<subgraph>/<id>`: streams the subgraph's `/downloads/<id>` to the browser; `HEAD`
+ * answers the same status and headers without the file, any other method 405. The link alone is
+ * the authority, so none of the caller's headers travel on (no cookie, no credential), only the
+ * request's trace context when traces are on.
  */
 export function createDownloadProxy(subgraphUrls: Record<string, string>, logger: Logger): DownloadProxy {
   const agent = new Agent({ keepAliveTimeout: 30_000 });
   return {
     async handle(req, res, url) {
+      if (req.method !== 'GET' && req.method !== 'HEAD') return sendJson(res, 405, { message: 'A download link is read with GET or HEAD.' }, { allow: 'GET, HEAD' });
       const match = LINK.exec(url.pathname);
       const subgraphUrl = match && Object.hasOwn(subgraphUrls, match[1]!) ? subgraphUrls[match[1]!] : undefined;
-      if (req.method !== 'GET' || !match || !subgraphUrl) return sendJson(res, 404, { message: 'This download link does not exist.' });
+      if (!match || !subgraphUrl) return sendJson(res, 404, { message: 'This download link does not exist.' });
       let response;
       try {
         // The trace context alone travels: the subgraph's download span continues the request's.
@@ -59,6 +61,14 @@ export function createDownloadProxy(subgraphUrls: Record<string, string>, logger
         if (typeof value === 'string') headers[name] = value;
       }
       res.writeHead(response.statusCode, headers);
+      if (req.method === 'HEAD') {
+        // The subgraph serves links with GET only, and only its GET knows whether a link is live, expired
+        // or gone upstream: its status and headers are the answer. The file is read and dropped up to
+        // undici's dump limit (128 KiB) so the connection is kept; a larger one is cut off there.
+        res.end();
+        await response.body.dump();
+        return;
+      }
       await pipeline(response.body, res);
     },
     close: () => agent.close(),

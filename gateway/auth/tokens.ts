@@ -49,6 +49,27 @@ const MAX_INTROSPECTION_BYTES = 64 * 1024;
 /** A key set is a few keys; a large one holds a few hundred KiB. */
 const MAX_JWKS_BYTES = 512 * 1024;
 
+/**
+ * jose's errors that fault the token itself, read against a key set that was read. Anything else
+ * (jose's plain error for a key set answering other than 200 or not JSON, a malformed set, a
+ * timeout, a network error) says the keys could not be read: refusing the token as invalid then
+ * would make clients discard good tokens during an authorization server's outage.
+ */
+const TOKEN_FAULTS = [
+  joseErrors.JWSInvalid,
+  joseErrors.JWTInvalid,
+  joseErrors.JWTClaimValidationFailed,
+  // Not a kind of JWTClaimValidationFailed in jose 6, so named apart.
+  joseErrors.JWTExpired,
+  joseErrors.JWSSignatureVerificationFailed,
+  // No key of the set has the token's kid (a reachable set: an unreachable one throws before this).
+  joseErrors.JWKSNoMatchingKey,
+  joseErrors.JWKSMultipleMatchingKeys,
+  // The token names an algorithm a key set cannot hold (`none`, HMAC) or a `crit` header jose does not know.
+  joseErrors.JOSEAlgNotAllowed,
+  joseErrors.JOSENotSupported,
+];
+
 type Claims = { sub?: unknown; exp?: unknown; scope?: unknown; scp?: unknown; client_id?: unknown; azp?: unknown };
 
 const principalOf = (claims: Claims, via: Principal['via']): Principal => {
@@ -89,8 +110,8 @@ export function createTokenVerifier(settings: TokenSettings) {
       return principalOf(payload, 'jwt');
     } catch (error) {
       if (error instanceof TokenRefused) throw error;
-      if (error instanceof joseErrors.JWKSTimeout || !(error instanceof joseErrors.JOSEError)) throw new TokenRefused('the authorization server\'s keys could not be read', true);
-      throw new TokenRefused(`the token is not valid (${(error as joseErrors.JOSEError).code})`);
+      if (TOKEN_FAULTS.some((fault) => error instanceof fault)) throw new TokenRefused(`the token is not valid (${(error as joseErrors.JOSEError).code})`);
+      throw new TokenRefused('the authorization server\'s keys could not be read', true);
     }
   }
 

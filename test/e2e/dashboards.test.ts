@@ -167,6 +167,27 @@ describe.each(DIALECTS)('%s dialect', (dialect) => {
       expect(defaults.data!.environments.edges.filter(({ node }) => node.isDefault).map(({ node }) => node.slug)).toEqual(['mobile-apps']);
     });
 
+    it('shows one default within a mutation: a later field never sees the former default as still the default', async () => {
+      const widget = (alias: string, slug: string) => `${alias}: createWidget(dashboardId: "api-health", input: { title: "${alias}", type: "line", environmentSlug: "${slug}" }) { environment { slug isDefault } }`;
+      const result = await gql(`mutation {
+        ${widget('before', 'everything-else')}
+        switched: updateEnvironment(id: "staging", input: { isDefault: true }) { slug isDefault }
+        ${widget('after', 'everything-else')}
+        created: createEnvironment(input: { name: "Newest default", isDefault: true }) { slug isDefault }
+        ${widget('last', 'staging')}
+      }`);
+      expect(result.errors).toBeUndefined();
+      expect(result.data).toEqual({
+        before: { environment: { slug: 'everything-else', isDefault: true } },
+        switched: { slug: 'staging', isDefault: true },
+        after: { environment: { slug: 'everything-else', isDefault: false } },
+        created: { slug: 'newest-default', isDefault: true },
+        last: { environment: { slug: 'staging', isDefault: false } },
+      });
+      // What was cached before each switch is read again when asked.
+      expect((await apiCalls()).filter((call) => call.startsWith('GET /environments/'))).toEqual(['GET /environments/everything-else', 'GET /environments/everything-else', 'GET /environments/staging']);
+    });
+
     it('updates only what is given, by id or slug', async () => {
       const renamed = await gql('mutation { updateEnvironment(id: "staging", input: { name: "Pre-production" }) { id name slug filters { value } } }');
       expect(renamed.data).toEqual({ updateEnvironment: { id: 'env_0002', name: 'Pre-production', slug: 'staging', filters: [{ value: 'staging.api.shop.example' }] } });
@@ -354,6 +375,21 @@ describe.each(DIALECTS)('%s dialect', (dialect) => {
       await gql('{ dashboardStats { quotaRemaining } }');
       expect(await gauge('dashboards_quota_remaining')).toBe(1233);
       expect(await gauge('dashboards_quota_base')).toBe(5000);
+    });
+
+    it('carries totals past 32 bits, and names an average no Int carries as the service’s error at its path', async () => {
+      await emulator.fault({ path: '/stats', status: 200, body: { results: [{ avgReqPerSec: 3_000_000_000, nbReq: 259_200_000_000_000, rateLimitingRemaining: 1, rateLimitingBase: 2 }] }, times: 1 });
+      const result = await gql('{ dashboardStats { averageRequestsPerSecond requestCount quotaRemaining } }');
+      expect(result.data).toEqual({ dashboardStats: { averageRequestsPerSecond: null, requestCount: 259_200_000_000_000, quotaRemaining: 1 } });
+      expect(result.errors).toHaveLength(1);
+      expect(firstError(result)).toMatchObject({
+        message: expect.stringContaining('avgReqPerSec 3000000000'),
+        path: ['dashboardStats', 'averageRequestsPerSecond'],
+        extensions: { code: 'UPSTREAM_ERROR', service: 'dashboards' },
+      });
+      // The largest Int still arrives as it is.
+      await emulator.fault({ path: '/stats', status: 200, body: { results: [{ avgReqPerSec: 2 ** 31 - 1, nbReq: 1, rateLimitingRemaining: 1, rateLimitingBase: 2 }] }, times: 1 });
+      expect((await gql('{ dashboardStats { averageRequestsPerSecond } }')).data).toEqual({ dashboardStats: { averageRequestsPerSecond: 2 ** 31 - 1 } });
     });
 
     it('reports a used-up quota as RATE_LIMITED with the wait', async () => {

@@ -87,6 +87,31 @@ describe('label PDF download links', () => {
     expect(await emulator.requests()).toEqual([]);
   });
 
+  it('answer HEAD as GET without the file, and any other method 405 naming GET and HEAD', async () => {
+    const link = await pdfLink();
+    const got = await fetch(link.url);
+    const file = Buffer.from(await got.arrayBuffer());
+    const head = await fetch(link.url, { method: 'HEAD' });
+    expect(head.status).toBe(200);
+    for (const name of ['content-type', 'content-disposition', 'cache-control', 'x-content-type-options', 'content-length']) {
+      expect(head.headers.get(name), name).toBe(got.headers.get(name));
+    }
+    expect(Number(head.headers.get('content-length'))).toBe(file.length);
+    expect((await head.arrayBuffer()).byteLength).toBe(0);
+
+    for (const method of ['POST', 'PUT', 'DELETE', 'PATCH']) {
+      const refused = await fetch(link.url, { method });
+      expect(refused.status, method).toBe(405);
+      expect(refused.headers.get('allow'), method).toBe('GET, HEAD');
+    }
+    const unknown = await fetch(`${t.stack.gateway.url}/downloads/marketplace/${'A'.repeat(32)}`, { method: 'HEAD' });
+    expect(unknown.status).toBe(404);
+    clock.advance(121_000);
+    expect((await fetch(link.url, { method: 'HEAD' })).status).toBe(410);
+    // Only the GET and the HEAD of the live link reached the upstream; the refused methods called nothing.
+    expect((await emulator.requests()).filter((call) => call.path === '/shipments/mkt/view')).toHaveLength(2);
+  });
+
   it('report a PLP ungrouped since the link was issued as 404', async () => {
     const link = await pdfLink('7002');
     await t.gql('mutation { ungroupLabelGroup(id: "7002") { id } }', { headers: seller });

@@ -134,6 +134,53 @@ describe('the graph signed in with OAuth 2.0', () => {
     expect((await post('{ hashtagTrends { hashtag } }', bearer(token))).status).toBe(200);
   });
 
+  it('answers 503 UPSTREAM_UNAVAILABLE, not 401, to a good JWT while the key set answers 5xx, an HTML page or a redirect', async () => {
+    // A new kid makes the gateway read the key set again, as a stale cache would.
+    await authServer.control('rotate-keys', {});
+    const token = await tokenFor(DEMO_READER);
+    const jwks = '/.well-known/jwks.json';
+    const html = '<html><body>Down for maintenance</body></html>';
+    for (const fault of [
+      { path: jwks, status: 500, body: { error: 'server_error' } },
+      { path: jwks, status: 503, raw: html, contentType: 'text/html' },
+      { path: jwks, status: 200, raw: html, contentType: 'text/html' },
+      { path: jwks, status: 302, raw: '' },
+      { path: jwks, status: 200, body: { keys: 'none' } },
+    ]) {
+      await authServer.fault({ ...fault, times: 1 });
+      const { status, wwwAuthenticate, body } = await post('{ hashtagTrends { hashtag } }', bearer(token));
+      expect(status, JSON.stringify(fault)).toBe(503);
+      expect(wwwAuthenticate).toContain('error="temporarily_unavailable"');
+      expect(body.errors?.[0]?.extensions?.code).toBe('UPSTREAM_UNAVAILABLE');
+    }
+    // Once the set answers, the same token is served; a token that is really bad is still 401.
+    expect((await post('{ hashtagTrends { hashtag } }', bearer(token))).status).toBe(200);
+    const [header, payload] = token.split('.');
+    const tampered = `${header}.${payload}.${Buffer.from('not the signature').toString('base64url')}`;
+    knownSecrets.add(tampered);
+    const refused = await post('{ hashtagTrends { hashtag } }', bearer(tampered));
+    expect(refused.status).toBe(401);
+    expect(refused.wwwAuthenticate).toContain('error="invalid_token"');
+  });
+
+  it('honours a revoked JWT until its exp (validated locally, as AUTH.md says), while a revoked opaque token is refused', async () => {
+    const client = await clientWith({ scopes: ['recognition:read'], ttlSeconds: 300 });
+    const token = await tokenFor(client);
+    await fetch(`${authUrl}/oauth2/revoke`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/x-www-form-urlencoded', authorization: `Basic ${Buffer.from(`${client.clientId}:${client.clientSecret}`).toString('base64')}` },
+      body: new URLSearchParams({ token }),
+    });
+    const introspection = await fetch(`${authUrl}/oauth2/introspect`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/x-www-form-urlencoded', authorization: `Basic ${Buffer.from(`${GRAPH_CLIENT.clientId}:${GRAPH_CLIENT.clientSecret}`).toString('base64')}` },
+      body: new URLSearchParams({ token }),
+    });
+    expect(await introspection.json()).toEqual({ active: false });
+    // The graph never asks about a JWT: its signature and claims are the whole check.
+    expect((await post('{ hashtagTrends { hashtag } }', bearer(token))).status).toBe(200);
+  });
+
   it('serves subscriptions to a token, and refuses them without one', async () => {
     const token = await tokenFor(DEMO_READER);
     const subscription = subscribeWs(graphqlUrl, 'subscription { bonusCreated { bonus { hashtag } } }', { connectionParams: bearer(token) });
