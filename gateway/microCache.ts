@@ -20,12 +20,17 @@ export interface MicroCache {
    * one of them is opted in and the operation is a query; undefined otherwise.
    */
   ttlOf(query: string): number | undefined;
-  /** The key of a read: the subgraph, then the in-flight key of the read (operation, variables, every header sent, so the credential) hashed. */
-  keyOf(subgraph: string, body: string, headers: Record<string, string>): string;
+  /**
+   * The key of a read: the subgraph, its credential hashed (what `drop` goes by), then the in-flight
+   * key of the read (operation, variables, every header sent, so the credential) hashed.
+   */
+  keyOf(subgraph: string, credential: string, body: string, headers: Record<string, string>): string;
   /** A kept answer still within its time to live; counts a hit or a miss. */
   get(key: string): SubgraphAnswer | undefined;
   /** Keeps a whole answer (2xx, no GraphQL errors) for `ttlMs`, evicting the oldest past the bounds. */
   set(key: string, answer: SubgraphAnswer, ttlMs: number): void;
+  /** Forgets every answer kept for `credential` by `subgraph`: it sent a mutation, which they may predate. */
+  drop(subgraph: string, credential: string): void;
   readonly hits: number;
   readonly misses: number;
   readonly entries: number;
@@ -36,7 +41,13 @@ interface Entry {
   answer: SubgraphAnswer;
   expiresAt: number;
   size: number;
+  /** Its subgraph and credential, as `groupOf` writes them; undefined for a key `keyOf` did not make. */
+  group: string | undefined;
 }
+
+const hashed = (text: string) => createHash('sha256').update(text).digest('base64url');
+/** What `keyOf` starts with for one subgraph and credential, hashed so no credential is held in the clear. */
+const groupOf = (subgraph: string, credential: string) => `${subgraph}\u0000${hashed(credential)}`;
 
 /** Query texts the planner sends are few; their analysis is remembered, within this bound. */
 const MAX_ANALYSED_QUERIES = 1000;
@@ -76,10 +87,13 @@ function isWhole(answer: SubgraphAnswer): boolean {
  * dashboards asking the same leaderboard one after another share an answer for a second or two.
  * Keyed as identical reads in flight are (gateway/inFlight.ts), so never across two credentials;
  * only queries whose every root field is opted in, never a mutation, never an answer with errors.
+ * A credential's mutation to a subgraph drops what that credential was kept of it (`drop`).
  * Bounded in entries and bytes; the oldest entry goes first.
  */
 export function createMicroCache({ fields, maxEntries, maxBytes, now = Date.now }: MicroCacheOptions): MicroCache {
   const entries = new Map<string, Entry>();
+  // A mutation drops its credential's entries from here without going over every entry.
+  const groups = new Map<string, Set<string>>();
   const analysed = new Map<string, number | undefined>();
   let bytes = 0;
   let hits = 0;
@@ -87,6 +101,10 @@ export function createMicroCache({ fields, maxEntries, maxBytes, now = Date.now 
   const remove = (key: string, entry: Entry) => {
     entries.delete(key);
     bytes -= entry.size;
+    if (entry.group === undefined) return;
+    const keys = groups.get(entry.group);
+    keys?.delete(key);
+    if (keys?.size === 0) groups.delete(entry.group);
   };
 
   return {
@@ -99,8 +117,8 @@ export function createMicroCache({ fields, maxEntries, maxBytes, now = Date.now 
       analysed.set(query, ttl);
       return ttl;
     },
-    keyOf(subgraph, body, headers) {
-      return `${subgraph}\u0000${createHash('sha256').update(readKey(body, headers)).digest('base64url')}`;
+    keyOf(subgraph, credential, body, headers) {
+      return `${groupOf(subgraph, credential)}\u0000${hashed(readKey(body, headers))}`;
     },
     get(key) {
       const entry = entries.get(key);
@@ -122,8 +140,21 @@ export function createMicroCache({ fields, maxEntries, maxBytes, now = Date.now 
         if (entries.size < maxEntries && bytes + size <= maxBytes) break;
         remove(oldKey, oldEntry);
       }
-      entries.set(key, { answer, expiresAt: now() + ttlMs, size });
+      // The key's last part is the read's hash; what comes before it, its subgraph and credential.
+      const separator = key.lastIndexOf('\u0000');
+      const group = separator > 0 ? key.slice(0, separator) : undefined;
+      if (group !== undefined) {
+        const keys = groups.get(group);
+        if (keys) keys.add(key);
+        else groups.set(group, new Set([key]));
+      }
+      entries.set(key, { answer, expiresAt: now() + ttlMs, size, group });
       bytes += size;
+    },
+    drop(subgraph, credential) {
+      const group = groups.get(groupOf(subgraph, credential));
+      if (!group) return;
+      for (const key of [...group]) remove(key, entries.get(key)!);
     },
     get hits() {
       return hits;

@@ -7,6 +7,7 @@ import type { Cancellation, SubgraphAnswer, UndiciFetcher } from './fetcher.ts';
 import type { GatewayContext } from './context.ts';
 import { createInFlight, readKey } from './inFlight.ts';
 import type { MicroCache } from './microCache.ts';
+import { createWriteFence, type FencedRead } from './writeFence.ts';
 import type { BreakerGuard } from '../lib/circuitBreakerGuards.ts';
 import { admitSubgraphCall } from './subgraphBreaker.ts';
 import { failedRootFetch } from './failedFetch.ts';
@@ -62,8 +63,10 @@ function parseObject(text: string): Record<string, unknown> | undefined {
  * the serialised request straight through undici.
  */
 export class SubgraphDataSource implements GraphQLDataSource<GatewayContext> {
+  /** Reads running, by credential, that a mutation of the same credential must keep from being reused. */
+  private readonly fence = createWriteFence();
   /** Identical reads with identical credentials in flight at once: one subgraph request for all of them. */
-  private readonly inFlight = createInFlight<SubgraphAnswer>();
+  private readonly inFlight = createInFlight<SubgraphAnswer>(this.fence);
   /** Requests that joined an identical one instead of being sent. */
   shared = 0;
   /** The fetch's span continues in the subgraph (`traceparent`), when traces are on. */
@@ -105,29 +108,58 @@ export class SubgraphDataSource implements GraphQLDataSource<GatewayContext> {
     if (extraHeaders) for (const [name, value] of extraHeaders) headers[name] = value;
     headers['content-type'] = 'application/json';
     // Operations the gateway runs on its own (health checks) have no caller.
-    if (context?.headers) Object.assign(headers, credentialHeadersFor(this.name, context.headers));
+    const credentialHeaders = context?.headers ? credentialHeadersFor(this.name, context.headers) : undefined;
+    if (credentialHeaders) Object.assign(headers, credentialHeaders);
     if (context?.origin) headers[GATEWAY_ORIGIN_HEADER] = context.origin;
     const body = JSON.stringify(request);
     // An HTTP request is cut off through its departure, which needs no AbortSignal.
     const departure = context?.departure ?? context?.signal;
-    if (!READ.test(request.query)) return this.post(headers, body, context, departure);
+    // The headers the in-flight and micro-cache keys hold the caller's credential by, alone.
+    const credential = credentialHeaders ? JSON.stringify(credentialHeaders) : '';
+    if (!READ.test(request.query)) return this.sendMutation(credential, headers, body, context, departure);
     const ttlMs = this.microCache?.ttlOf(request.query);
-    const cacheKey = ttlMs === undefined ? undefined : this.microCache!.keyOf(this.name, body, headers);
+    const cacheKey = ttlMs === undefined ? undefined : this.microCache!.keyOf(this.name, credential, body, headers);
     // A kept answer, like a joined one, made no upstream call of its own: the budget is not touched.
     const kept = cacheKey === undefined ? undefined : this.microCache!.get(cacheKey);
     if (kept) return kept;
-    if (!this.dedupe) return this.sendRead(headers, body, context, departure, cacheKey, ttlMs);
-    const { promise, shared } = this.inFlight.run(readKey(body, headers), departure, (call) => this.sendRead(headers, body, context, call, cacheKey, ttlMs));
+    if (!this.dedupe) {
+      if (cacheKey === undefined) return this.post(headers, body, context, departure, true);
+      const read = this.fence.begin(credential);
+      const answer = this.sendRead(headers, body, context, departure, cacheKey, ttlMs, read);
+      const end = () => read.end();
+      answer.then(end, end);
+      return answer;
+    }
+    const { promise, shared } = this.inFlight.run(readKey(body, headers), departure, (call, read) => this.sendRead(headers, body, context, call, cacheKey, ttlMs, read), credential);
     if (shared) this.shared += 1;
     return promise;
   }
 
-  /** Sends a read, and keeps its answer when the micro-cache is asked to. */
-  private sendRead(headers: Record<string, string>, body: string, context: Partial<GatewayContext> | undefined, signal: Cancellation | undefined, cacheKey: string | undefined, ttlMs: number | undefined): Promise<SubgraphAnswer> {
+  /**
+   * Sends a mutation. The caller's reads of this subgraph that began before it, or while it ran,
+   * may answer from before the write: from its sending and again once answered, no later read of
+   * that credential joins them or is answered by what the micro-cache kept, nor is their answer kept.
+   */
+  private async sendMutation(credential: string, headers: Record<string, string>, body: string, context: Partial<GatewayContext> | undefined, departure: Cancellation | undefined): Promise<SubgraphAnswer> {
+    this.overtakeReads(credential);
+    try {
+      return await this.post(headers, body, context, departure);
+    } finally {
+      this.overtakeReads(credential);
+    }
+  }
+
+  private overtakeReads(credential: string) {
+    this.fence.overtake(credential);
+    this.microCache?.drop(this.name, credential);
+  }
+
+  /** Sends a read, and keeps its answer when the micro-cache is asked to and no mutation overtook it. */
+  private sendRead(headers: Record<string, string>, body: string, context: Partial<GatewayContext> | undefined, signal: Cancellation | undefined, cacheKey: string | undefined, ttlMs: number | undefined, read: FencedRead): Promise<SubgraphAnswer> {
     const answer = this.post(headers, body, context, signal, true);
     if (cacheKey === undefined) return answer;
     return answer.then((whole) => {
-      this.microCache!.set(cacheKey, whole, ttlMs!);
+      if (!read.overtaken) this.microCache!.set(cacheKey, whole, ttlMs!);
       return whole;
     });
   }

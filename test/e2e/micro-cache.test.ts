@@ -8,18 +8,24 @@ import { startTestStack } from '../support/stack.ts';
 const t = await startTestStack();
 let now = 1_000_000;
 // The stack's subgraphs and emulators behind a gateway whose micro-cache runs on a clock the tests move.
-const gateway = await startGateway(
-  readGatewayConfig(
-    { GATEWAY_MICRO_CACHE: 'Query.rewardCatalog:2000,Query.leaderboard:500' },
-    { port: 0, subgraphUrls: Object.fromEntries(t.stack.services.map((service) => [service.name, service.subgraphUrl])), now: () => now },
-  ),
-  testLogger('micro-cache-gateway'),
-);
-afterAll(() => gateway.close());
+async function startMicroCacheGateway(env: Record<string, string>, logName: string) {
+  const started = await startGateway(
+    readGatewayConfig(
+      { GATEWAY_MICRO_CACHE: 'Query.rewardCatalog:2000,Query.leaderboard:500', ...env },
+      { port: 0, subgraphUrls: Object.fromEntries(t.stack.services.map((service) => [service.name, service.subgraphUrl])), now: () => now },
+    ),
+    testLogger(logName),
+  );
+  afterAll(() => started.close());
+  return started;
+}
+const gateway = await startMicroCacheGateway({}, 'micro-cache-gateway');
+// Reads not shared in flight reach the micro-cache by a path of their own.
+const undeduped = await startMicroCacheGateway({ GATEWAY_DEDUPE_READS: 'off' }, 'micro-cache-undeduped-gateway');
 const recognition = t.emulator('recognition');
 
-async function gql(query: string, token: string = DEMO_TOKENS.member) {
-  const response = await fetch(gateway.graphqlUrl, { method: 'POST', headers: { 'content-type': 'application/json', 'x-recognition-token': token }, body: JSON.stringify({ query }) });
+async function gql(query: string, token: string = DEMO_TOKENS.member, url = gateway.graphqlUrl) {
+  const response = await fetch(url, { method: 'POST', headers: { 'content-type': 'application/json', 'x-recognition-token': token }, body: JSON.stringify({ query }) });
   return (await response.json()) as { data?: Record<string, unknown> | null; errors?: { extensions?: { code?: string } }[] };
 }
 const upstreamCalls = async () => (await recognition.requests()).filter((request) => !request.path.startsWith('/__emulator')).map((request) => `${request.method} ${request.path}`);
@@ -92,5 +98,32 @@ describe('the micro-cache of opted-in reads (GATEWAY_MICRO_CACHE)', () => {
     await recognition.clearRequests();
     expect((await gql(CATALOG)).errors).toBeUndefined();
     expect(await upstreamCalls()).toEqual(['GET /api/v1/rewards']);
+  });
+
+  it('forgets what a credential was kept of a subgraph once it sends that subgraph a mutation, and only that credential’s', async () => {
+    await gql(CATALOG, DEMO_TOKENS.admin);
+    await gql(CATALOG, DEMO_TOKENS.member);
+    // Refused by the service, yet sent: the gateway cannot tell what a mutation changed.
+    expect((await gql('mutation { deleteWebhook(id: "wh_missing") { id } }', DEMO_TOKENS.admin)).errors?.[0]?.extensions?.code).toBe('NOT_FOUND');
+    await gql(CATALOG, DEMO_TOKENS.admin);
+    await gql(CATALOG, DEMO_TOKENS.member);
+    expect(await upstreamCalls()).toEqual(['GET /api/v1/rewards', 'GET /api/v1/rewards', 'DELETE /api/v1/webhooks/wh_missing', 'GET /api/v1/rewards']);
+  });
+
+  it.each([
+    ['sharing reads in flight', () => gateway.graphqlUrl],
+    ['with GATEWAY_DEDUPE_READS off', () => undeduped.graphqlUrl],
+  ])('never keeps a read that was on its way when the same credential sent a mutation, %s', async (_mode, urlOf) => {
+    const url = urlOf();
+    // Used up by the first read: no reset, which would clear the request log.
+    await recognition.fault({ path: '/api/v1/rewards', method: 'GET', latencyMs: 1000, times: 1 });
+    const before = gql(CATALOG, DEMO_TOKENS.admin, url);
+    await expect.poll(upstreamCalls, { interval: 20 }).toEqual(['GET /api/v1/rewards']);
+    await gql('mutation { deleteWebhook(id: "wh_missing") { id } }', DEMO_TOKENS.admin, url);
+    expect((await before).errors).toBeUndefined();
+    // Within the time to live (the clock has not moved), yet asked again; this answer is kept.
+    await gql(CATALOG, DEMO_TOKENS.admin, url);
+    await gql(CATALOG, DEMO_TOKENS.admin, url);
+    expect(await upstreamCalls()).toEqual(['GET /api/v1/rewards', 'DELETE /api/v1/webhooks/wh_missing', 'GET /api/v1/rewards']);
   });
 });

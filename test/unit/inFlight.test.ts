@@ -1,5 +1,6 @@
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { createInFlight } from '../../gateway/inFlight.ts';
+import { createWriteFence } from '../../gateway/writeFence.ts';
 import { Departure } from '../../lib/http.ts';
 import { countAbortControllers } from '../support/abortControllers.ts';
 
@@ -10,7 +11,7 @@ function manualCall() {
   const promise = new Promise<string>((done) => {
     resolve = done;
   });
-  return { started, resolve, start: (departure: Departure) => (started.push(departure), promise) };
+  return { started, resolve, promise, start: (departure: Departure) => (started.push(departure), promise) };
 }
 
 afterEach(() => {
@@ -80,5 +81,44 @@ describe('identical reads in flight', () => {
     call.resolve('answer');
     await Promise.all(answers);
     expect(made()).toBe(0);
+  });
+
+  it('lets no caller join a call that a mutation by its credential overtook, yet answers those already waiting', async () => {
+    const fence = createWriteFence();
+    const inFlight = createInFlight<string>(fence);
+    const before = manualCall();
+    const first = inFlight.run('k', new Departure(), before.start, 'member');
+    const other = inFlight.run('k2', new Departure(), before.start, 'admin');
+    fence.overtake('member');
+    const after = manualCall();
+    const second = inFlight.run('k', new Departure(), after.start, 'member');
+    // Another credential's calls are still joined.
+    const third = inFlight.run('k2', new Departure(), after.start, 'admin');
+    expect([first.shared, second.shared, other.shared, third.shared]).toEqual([false, false, false, true]);
+    expect([before.started, after.started].map((started) => started.length)).toEqual([2, 1]);
+    // Both answers under the same key: the overtaken call settling does not forget the newer one.
+    before.resolve('before the write');
+    await expect(first.promise).resolves.toBe('before the write');
+    expect(inFlight.run('k', new Departure(), after.start, 'member').shared).toBe(true);
+    after.resolve('after the write');
+    await expect(second.promise).resolves.toBe('after the write');
+    await Promise.resolve();
+    expect([inFlight.size, fence.running]).toEqual([0, 0]);
+  });
+
+  it('tells the call it starts, once answered, whether a mutation by its credential overtook it', async () => {
+    const fence = createWriteFence();
+    const inFlight = createInFlight<string>(fence);
+    const seen: boolean[] = [];
+    const call = manualCall();
+    const start = (departure: Departure, read: { readonly overtaken: boolean }) => call.start(departure).then((value) => (seen.push(read.overtaken), value));
+    const overtaken = inFlight.run('k', undefined, start, 'member').promise;
+    fence.overtake('member');
+    const fresh = inFlight.run('k', undefined, start, 'member').promise;
+    // A credential with no read running: nothing to mark, nothing kept for it.
+    fence.overtake('nobody');
+    call.resolve('answer');
+    await Promise.all([overtaken, fresh]);
+    expect(seen).toEqual([true, false]);
   });
 });

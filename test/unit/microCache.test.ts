@@ -45,10 +45,10 @@ describe('the micro-cache', () => {
   it('keys a read by subgraph and every header sent, so a credential never reads another’s answer', () => {
     const cache = createMicroCache({ fields, maxEntries: 10, maxBytes: 10_000 });
     const body = '{"query":"{ rewardCatalog { name } }"}';
-    const member = cache.keyOf('recognition', body, { 'x-recognition-token': 'member' });
-    expect(cache.keyOf('recognition', body, { 'x-recognition-token': 'admin' })).not.toBe(member);
-    expect(cache.keyOf('dashboards', body, { 'x-recognition-token': 'member' })).not.toBe(member);
-    expect(cache.keyOf('recognition', body, { 'x-recognition-token': 'member' })).toBe(member);
+    const member = cache.keyOf('recognition', 'member', body, { 'x-recognition-token': 'member' });
+    expect(cache.keyOf('recognition', 'admin', body, { 'x-recognition-token': 'admin' })).not.toBe(member);
+    expect(cache.keyOf('dashboards', 'member', body, { 'x-recognition-token': 'member' })).not.toBe(member);
+    expect(cache.keyOf('recognition', 'member', body, { 'x-recognition-token': 'member' })).toBe(member);
     expect(member).not.toContain('member');
   });
 
@@ -88,5 +88,22 @@ describe('the micro-cache', () => {
     cache.set('huge', answer('x'.repeat(200)), 1000);
     expect(cache.get('huge')).toBeUndefined();
     expect(cache.entries).toBe(before);
+  });
+
+  it('drops every answer one credential was kept by one subgraph, and only those, when it sends a mutation', () => {
+    const cache = createMicroCache({ fields, maxEntries: 10, maxBytes: 10_000 });
+    const keyOf = (subgraph: string, token: string, query: string) => cache.keyOf(subgraph, token, JSON.stringify({ query }), { 'x-token': token });
+    const kept = [keyOf('recognition', 'member', '{ a }'), keyOf('recognition', 'member', '{ b }'), keyOf('recognition', 'admin', '{ a }'), keyOf('dashboards', 'member', '{ a }')];
+    for (const key of kept) cache.set(key, answer(key), 1000);
+    cache.drop('recognition', 'member');
+    expect(kept.map((key) => cache.get(key) !== undefined)).toEqual([false, false, true, true]);
+    expect(cache.entries).toBe(2);
+    expect(cache.bytes).toBe(kept.slice(2).reduce((sum, key) => sum + answer(key).bytes.length + key.length, 0));
+    // Nothing kept for it: nothing to do, and the group is gone once emptied.
+    cache.drop('recognition', 'member');
+    cache.drop('recognition', 'nobody');
+    expect(cache.entries).toBe(2);
+    cache.set(kept[0]!, answer('again'), 1000);
+    expect(cache.get(kept[0]!)).toBeDefined();
   });
 });
