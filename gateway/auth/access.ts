@@ -88,7 +88,7 @@ export function withFieldAccess(gateway: GatewayInterface, access: FieldAccess, 
       const executor: Executor = async (requestContext) => {
         const restricted = access.restrict(requestContext.document, requestContext.operationName, principalOf(requestContext.context), requestContext.queryHash);
         if (!restricted) return inner(requestContext);
-        if (restricted.empty) return applyRemovals({}, restricted.removals);
+        if (restricted.empty) return applyRemovals({}, restricted.removals, requestContext.request.variables);
         const result = await inner({
           ...requestContext,
           document: restricted.document,
@@ -97,8 +97,10 @@ export function withFieldAccess(gateway: GatewayInterface, access: FieldAccess, 
           operation: getOperationAST(restricted.document)!,
           request: { ...requestContext.request, query: restricted.text },
         });
-        const applied = applyRemovals(result.data as Record<string, unknown> | null | undefined, restricted.removals);
-        return { ...result, data: applied.data, errors: [...(result.errors ?? []), ...applied.errors] };
+        const applied = applyRemovals(result.data as Record<string, unknown> | null | undefined, restricted.removals, requestContext.request.variables);
+        const errors = [...(result.errors ?? []), ...applied.errors];
+        // Every removal left out by @skip or @include: no `errors` at all, as without the removals.
+        return { ...result, data: applied.data, errors: errors.length ? errors : undefined };
       };
       return { ...loaded, executor };
     },

@@ -9,6 +9,7 @@ import {
   isObjectType,
   print,
   visit,
+  type DirectiveNode,
   type DocumentNode,
   type FragmentDefinitionNode,
   type GraphQLCompositeType,
@@ -27,6 +28,19 @@ interface Step {
   nullable: boolean;
 }
 
+/**
+ * An `@skip` or `@include` on the removed field or around it: the field is in the answer only when
+ * each holds, which the request's variables may decide.
+ */
+interface Condition {
+  /** `@skip` (the field is out when the value is true) or `@include` (out when false). */
+  skip: boolean;
+  literal?: boolean;
+  variable?: string;
+  /** The variable's default in the operation, when it has a boolean one. */
+  fallback?: boolean;
+}
+
 /** A field the caller may not see: removed before planning, answered as null with an error. */
 export interface Removal {
   path: readonly Step[];
@@ -34,6 +48,8 @@ export interface Removal {
   field: string;
   /** Undefined when the field is nulled only because everything it selected was removed. */
   code?: Denial;
+  /** The field is answered (null, with its error) only where these let it be in the answer. */
+  conditions?: readonly Condition[];
 }
 
 export interface Restricted {
@@ -66,8 +82,28 @@ export function restrictOperation(
   const fragments = new Map<string, FragmentDefinitionNode>();
   for (const definition of document.definitions) if (definition.kind === Kind.FRAGMENT_DEFINITION) fragments.set(definition.name.value, definition);
   const removals: Removal[] = [];
+  const defaults = new Map<string, boolean>();
+  for (const definition of operation.variableDefinitions ?? []) {
+    if (definition.defaultValue?.kind === Kind.BOOLEAN) defaults.set(definition.variable.name.value, definition.defaultValue.value);
+  }
+  /** The `@skip`/`@include` of a selection, added to those around it. */
+  const within = (conditions: readonly Condition[], directives: readonly DirectiveNode[] | undefined): readonly Condition[] => {
+    const added: Condition[] = [];
+    for (const directive of directives ?? []) {
+      const name = directive.name.value;
+      if (name !== 'skip' && name !== 'include') continue;
+      const value = directive.arguments?.find((argument) => argument.name.value === 'if')?.value;
+      if (value?.kind === Kind.BOOLEAN) added.push({ skip: name === 'skip', literal: value.value });
+      else if (value?.kind === Kind.VARIABLE) {
+        const fallback = defaults.get(value.name.value);
+        added.push({ skip: name === 'skip', variable: value.name.value, ...(fallback === undefined ? {} : { fallback }) });
+      }
+    }
+    return added.length ? [...conditions, ...added] : conditions;
+  };
+  const removal = (entry: Omit<Removal, 'conditions'>, conditions: readonly Condition[]): Removal => (conditions.length ? { ...entry, conditions } : entry);
 
-  function restrict(selectionSet: SelectionSetNode, parent: GraphQLCompositeType, path: readonly Step[]): SelectionSetNode | null {
+  function restrict(selectionSet: SelectionSetNode, parent: GraphQLCompositeType, path: readonly Step[], around: readonly Condition[] = []): SelectionSetNode | null {
     const kept: SelectionNode[] = [];
     for (const selection of selectionSet.selections) {
       if (selection.kind === Kind.FIELD) {
@@ -80,18 +116,19 @@ export function restrictOperation(
         const named = getNamedType(definition.type);
         const step: Step = { key: selection.alias?.value ?? name, nullable: !isNonNullType(definition.type) };
         const field = `${parent.name}.${name}`;
+        const conditions = within(around, selection.directives);
         const code = denialOf(principal, requirements.of(field)) ?? denialOf(principal, requirements.of(named.name));
         if (code) {
-          removals.push({ path: [...path, step], field, code });
+          removals.push(removal({ path: [...path, step], field, code }, conditions));
           continue;
         }
         if (!selection.selectionSet || !isCompositeType(named)) {
           kept.push(selection);
           continue;
         }
-        const inner = restrict(selection.selectionSet, named, [...path, step]);
+        const inner = restrict(selection.selectionSet, named, [...path, step], conditions);
         if (inner) kept.push(inner === selection.selectionSet ? selection : { ...selection, selectionSet: inner });
-        else removals.push({ path: [...path, step], field });
+        else removals.push(removal({ path: [...path, step], field }, conditions));
         continue;
       }
       const fragment: InlineFragmentNode | undefined =
@@ -107,7 +144,7 @@ export function restrictOperation(
         kept.push(fragment);
         continue;
       }
-      const inner = restrict(fragment.selectionSet, condition, path);
+      const inner = restrict(fragment.selectionSet, condition, path, within(around, fragment.directives));
       if (inner) kept.push(inner === fragment.selectionSet ? fragment : { ...fragment, selectionSet: inner });
     }
     if (kept.length === 0) return null;
@@ -144,15 +181,26 @@ function setNull(target: unknown, path: readonly Step[], depth: number): void {
   else setNull(object[step.key], path, depth + 1);
 }
 
+/** Whether a `@skip`/`@include` lets its field into the answer, as graphql-js reads it. */
+function holds(condition: Condition, variables: Readonly<Record<string, unknown>> | null | undefined): boolean {
+  const given = condition.variable === undefined ? condition.literal : variables?.[condition.variable];
+  const value = typeof given === 'boolean' ? given : condition.fallback;
+  // A value graphql-js would refuse never reaches here; absent, the field stays, as before.
+  if (value === undefined) return true;
+  return condition.skip ? !value : value;
+}
+
 /**
  * The answer the caller would have had with the removed fields in it: each one null (or, where it
  * may not be null, its nearest nullable ancestor, as GraphQL propagates a null), each with an error
  * naming the field.
  */
-export function applyRemovals(data: Data | null | undefined, removals: readonly Removal[]): { data: Data | null; errors: GraphQLError[] } {
+export function applyRemovals(data: Data | null | undefined, removals: readonly Removal[], variables?: Readonly<Record<string, unknown>> | null): { data: Data | null; errors: GraphQLError[] } {
   const errors: GraphQLError[] = [];
   let result: Data | null = data ?? null;
   for (const removal of removals) {
+    // A field the client's @skip or @include left out is not in the answer: neither null nor an error.
+    if (removal.conditions && !removal.conditions.every((condition) => holds(condition, variables))) continue;
     if (removal.code) {
       errors.push(
         new GraphQLError(removal.code === 'UNAUTHENTICATED' ? `${removal.field} needs an authenticated caller` : `${removal.field} needs a scope the caller's token does not hold`, {

@@ -68,10 +68,11 @@ export function createOperationRunner<Context extends BaseContext & { headers: H
   }
 
   /** Each event with the removed fields put back as nulls, with their errors. */
-  async function* restored(events: AsyncIterableIterator<FormattedExecutionResult>, restricted: Restricted): AsyncGenerator<FormattedExecutionResult> {
+  async function* restored(events: AsyncIterableIterator<FormattedExecutionResult>, restricted: Restricted, variables: OperationArgs['variableValues']): AsyncGenerator<FormattedExecutionResult> {
     for await (const event of events) {
-      const applied = applyRemovals(event.data as Record<string, unknown> | null | undefined, restricted.removals);
-      yield { ...event, data: applied.data, errors: [...(event.errors ?? []), ...applied.errors.map((error) => error.toJSON())] };
+      const applied = applyRemovals(event.data as Record<string, unknown> | null | undefined, restricted.removals, variables);
+      const errors = [...(event.errors ?? []), ...applied.errors.map((error) => error.toJSON())];
+      yield { ...event, data: applied.data, ...(errors.length ? { errors } : {}) };
     }
   }
 
@@ -80,12 +81,12 @@ export function createOperationRunner<Context extends BaseContext & { headers: H
     if ('errors' in caller) return onTheWire(caller);
     const restricted = auth?.access?.restrict(args.document, args.operationName, caller.principal, print(args.document));
     if (restricted?.empty) {
-      const applied = applyRemovals({}, restricted.removals);
+      const applied = applyRemovals({}, restricted.removals, args.variableValues);
       return onTheWire({ data: applied.data, errors: applied.errors.map((error) => error.toJSON()) });
     }
     const result = await executor.subscribe({ document: restricted?.document ?? args.document, operationName: args.operationName ?? null, variables: args.variableValues ?? null, headers: caller.headers });
     if (!restricted || !(Symbol.asyncIterator in result)) return onTheWire(result);
-    return onTheWire(restored(result, restricted) as AsyncIterableIterator<FormattedExecutionResult>);
+    return onTheWire(restored(result, restricted, args.variableValues) as AsyncIterableIterator<FormattedExecutionResult>);
   }
 
   async function execute(args: OperationArgs): Promise<WireResult> {

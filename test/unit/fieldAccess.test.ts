@@ -46,6 +46,22 @@ describe('field access', () => {
     ]);
   });
 
+  it('leaves out, without a null or an error, a denied field the client’s @skip or @include left out, literal or by variable', () => {
+    const document = parse(
+      'query ($hide: Boolean!, $show: Boolean = false) { public secret @skip(if: true) a: secret @include(if: $show) b: secret @skip(if: $hide) team @include(if: $show) { budget } ... @skip(if: $hide) { c: secret } d: secret }',
+    );
+    const restricted = restrictOperation(schema, requirements, document, undefined, caller())!;
+    const keys = (variables: Record<string, unknown>) => {
+      const { data, errors } = applyRemovals({ public: 'p' }, restricted.removals, variables);
+      return { data, paths: errors.map((error) => error.path!.join('.')) };
+    };
+    // `team` is nulled, not only its non-null budget, where it is in the answer at all.
+    expect(keys({ hide: true })).toEqual({ data: { public: 'p', d: null }, paths: ['d'] });
+    expect(keys({ hide: false, show: true })).toEqual({ data: { public: 'p', a: null, b: null, team: null, c: null, d: null }, paths: ['a', 'b', 'team.budget', 'c', 'd'] });
+    // Without variables (a defaulted one absent), each condition is read as graphql-js reads it.
+    expect(keys({ hide: false })).toEqual({ data: { public: 'p', b: null, c: null, d: null }, paths: ['b', 'c', 'd'] });
+  });
+
   it('marks an operation with nothing left as empty, answered without planning', () => {
     const restricted = restrictOperation(schema, requirements, parse('{ secret }'), undefined, caller())!;
     expect(restricted.empty).toBe(true);

@@ -82,6 +82,18 @@ describe('a field out of the caller’s scopes', () => {
   });
 });
 
+describe('a field out of the caller’s scopes that the client left out', () => {
+  it('is not in the answer, nor an error, when @skip or @include leaves it out; where it is in, it is null with its error', async () => {
+    const query = 'query ($hide: Boolean!) { hashtagTrends { hashtag } products(first: 1) @skip(if: $hide) { totalCount } }';
+    const hidden = await post(reader, { query, variables: { hide: true } });
+    expect(hidden.body.errors).toBeUndefined();
+    expect(Object.keys(hidden.body.data!)).toEqual(['hashtagTrends']);
+    const shown = await post(reader, { query, variables: { hide: false } });
+    expect(shown.body.data!.products).toBeNull();
+    expect(shown.body.errors?.map((error) => error.extensions?.code)).toEqual(['FORBIDDEN']);
+  });
+});
+
 describe('the landing page', () => {
   it('is the only GET served without a token: a query parameter, however encoded, is authenticated', async () => {
     const page = await fetch(t.graphqlUrl, { headers: { accept: 'text/html' } });
