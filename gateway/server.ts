@@ -1,5 +1,6 @@
 import http, { type IncomingHttpHeaders } from 'node:http';
 import { readFileSync } from 'node:fs';
+import { ConfigError } from '../lib/config.ts';
 import { ApolloGateway } from '@apollo/gateway';
 import { ApolloServer } from '@apollo/server';
 import { ApolloServerPluginLandingPageLocalDefault } from '@apollo/server/plugin/landingPage/default';
@@ -119,6 +120,10 @@ export async function startGateway(config: GatewayConfig, logger: Logger): Promi
   gateway.onSchemaLoadOrUpdate(({ apiSchema }) => void withScalarParsers(apiSchema));
 
   const planner = createPlanner(supergraphSdl);
+  // A field named in GATEWAY_MICRO_CACHE that the graph lacks would silently be kept never.
+  const queryFields = planner.graphqlApiSchema.getQueryType()?.getFields() ?? {};
+  const unknown = [...config.microCache.fields.keys()].filter((field) => !Object.hasOwn(queryFields, field.slice('Query.'.length)));
+  if (unknown.length) throw new ConfigError(`GATEWAY_MICRO_CACHE names fields the graph has no Query field for: ${unknown.join(', ')}`);
   const metadataUrl = config.publicUrl ? `${config.publicUrl}/.well-known/oauth-protected-resource` : undefined;
   const authenticator = createAuthenticator({ resourceMetadataUrl: metadataUrl, ...config.auth }, logger.child({ component: 'auth' }));
   const explorer = createExplorerHints(config.explorer, () => dataSources.get('gatewayAdmin'), logger.child({ component: 'auth' }));

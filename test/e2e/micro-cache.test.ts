@@ -1,6 +1,7 @@
 import { afterAll, beforeEach, describe, expect, it } from 'vitest';
 import { DEMO_TOKENS } from '../../emulators/recognition/data.ts';
 import { readGatewayConfig } from '../../gateway/config.ts';
+import { ConfigError } from '../../lib/config.ts';
 import { startGateway } from '../../gateway/server.ts';
 import { testLogger } from '../support/logs.ts';
 import { startTestStack } from '../support/stack.ts';
@@ -125,5 +126,12 @@ describe('the micro-cache of opted-in reads (GATEWAY_MICRO_CACHE)', () => {
     await gql(CATALOG, DEMO_TOKENS.admin, url);
     await gql(CATALOG, DEMO_TOKENS.admin, url);
     expect(await upstreamCalls()).toEqual(['GET /api/v1/rewards', 'DELETE /api/v1/webhooks/wh_missing', 'GET /api/v1/rewards']);
+  });
+});
+
+describe('GATEWAY_MICRO_CACHE at start', () => {
+  it('stops the gateway, naming the setting, when it lists a field the graph lacks (a typo was never kept, silently)', async () => {
+    const config = readGatewayConfig({ GATEWAY_MICRO_CACHE: 'Query.rewardCatalog:2000,Query.rewardCatalgo:500' }, { port: 0, subgraphUrls: Object.fromEntries(t.stack.services.map((service) => [service.name, service.subgraphUrl])) });
+    await expect(startGateway(config, testLogger('micro-cache-typo'))).rejects.toThrow(new ConfigError('GATEWAY_MICRO_CACHE names fields the graph has no Query field for: Query.rewardCatalgo'));
   });
 });
