@@ -1,4 +1,4 @@
-import { afterAll, describe, expect, it } from 'vitest';
+import { describe, expect, it, onTestFinished } from 'vitest';
 import { DEMO_TOKENS } from '../../emulators/recognition/data.ts';
 import { requireBinary } from '../support/binaries.ts';
 import { startRedis } from '../support/redisServer.ts';
@@ -144,7 +144,8 @@ describe('rate limits with a Redis that never answers', () => {
 describe.skipIf(!requireBinary('redis-server'))('rate limits with REDIS_URL', () => {
   it('are shared by every gateway replica', async () => {
     const redis = await startRedis();
-    afterAll(() => redis.close());
+    // Registered in the test, for the test: an afterAll here is never run, and the server outlived the suite.
+    onTestFinished(() => redis.close());
     const env = { RATE_LIMIT_CALLER_PER_SECOND: '1', RATE_LIMIT_CALLER_BURST: '3', REDIS_URL: redis.url };
     const replicas = [await gatewayWith(env), await gatewayWith(env)];
     const { allowed, refused } = await burstOf(12, (index) => query(replicas[index % 2]!.graphqlUrl, DEMO_TOKENS.member));

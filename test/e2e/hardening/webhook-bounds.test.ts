@@ -1,4 +1,4 @@
-import { afterAll, afterEach, describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it, onTestFinished } from 'vitest';
 import { DEMO_TOKENS } from '../../../emulators/recognition/data.ts';
 import { createMemoryLog, jsonBytes } from '../../../subgraphs/kit/events/memoryLog.ts';
 import { createRedisLog } from '../../../subgraphs/kit/events/redisLog.ts';
@@ -113,7 +113,8 @@ describe('the event log in bytes', () => {
 
   it('bounds the Redis stream by bytes, counting what it holds', async () => {
     const redis = await startRedis();
-    afterAll(() => redis.close());
+    // Registered in the test, for the test: an afterAll here is never run, and the server outlived the suite.
+    onTestFinished(() => redis.close());
     const log = await createRedisLog({ url: redis.url, prefix: 'hardening', maxLength: 1000, maxBytes: 100_000 });
     const inspect = new Redis(redis.url);
     try {
