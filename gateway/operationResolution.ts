@@ -1,9 +1,5 @@
 import { GraphQLError } from 'graphql';
-import type { ApolloGateway } from '@apollo/gateway';
-
-type GatewayInterface = Pick<ApolloGateway, 'load' | 'onSchemaLoadOrUpdate' | 'stop'>;
-type LoadResult = Awaited<ReturnType<ApolloGateway['load']>>;
-type Executor = NonNullable<LoadResult['executor']>;
+import { wrapExecutor, type GatewayInterface } from './wrapExecutor.ts';
 
 /**
  * An operation name that names no operation of the document (or none given for a document of
@@ -13,24 +9,14 @@ type Executor = NonNullable<LoadResult['executor']>;
  * planning had already picked one.
  */
 export function withResolvedOperation(gateway: GatewayInterface): GatewayInterface {
-  return {
-    onSchemaLoadOrUpdate: (callback) => gateway.onSchemaLoadOrUpdate(callback),
-    stop: () => gateway.stop(),
-    async load(options) {
-      const loaded = await gateway.load(options);
-      const inner = loaded.executor;
-      if (!inner) return loaded;
-      const executor: Executor = async (requestContext) => {
-        if (requestContext.operation) return inner(requestContext);
-        const { operationName } = requestContext.request;
-        const message = operationName
-          ? `Unknown operation named "${operationName}".`
-          : requestContext.document.definitions.some((definition) => definition.kind === 'OperationDefinition')
-            ? 'Must provide operation name if query contains multiple operations.'
-            : 'Must provide an operation.';
-        return { errors: [new GraphQLError(message)] };
-      };
-      return { ...loaded, executor };
-    },
-  };
+  return wrapExecutor(gateway, (inner) => async (requestContext) => {
+    if (requestContext.operation) return inner(requestContext);
+    const { operationName } = requestContext.request;
+    const message = operationName
+      ? `Unknown operation named "${operationName}".`
+      : requestContext.document.definitions.some((definition) => definition.kind === 'OperationDefinition')
+        ? 'Must provide operation name if query contains multiple operations.'
+        : 'Must provide an operation.';
+    return { errors: [new GraphQLError(message)] };
+  });
 }

@@ -15,6 +15,7 @@ import {
   type SelectionSetNode,
 } from 'graphql';
 import type { ApolloGateway } from '@apollo/gateway';
+import { wrapExecutor, type Executor, type GatewayInterface } from './wrapExecutor.ts';
 import type { FetchNode } from '@apollo/query-planner';
 import { operationFromDocument } from '@apollo/federation-internals';
 import type { Planner } from './planner.ts';
@@ -25,9 +26,6 @@ import type { SubgraphDataSource } from './subgraphDataSource.ts';
 import { failedDirectFetch } from './failedFetch.ts';
 import { createFetchSpans } from './tracing.ts';
 
-type GatewayInterface = Pick<ApolloGateway, 'load' | 'onSchemaLoadOrUpdate' | 'stop'>;
-type LoadResult = Awaited<ReturnType<ApolloGateway['load']>>;
-type Executor = NonNullable<LoadResult['executor']>;
 type RequestContext = Parameters<Executor>[0];
 type ExecutionResult = Awaited<ReturnType<Executor>>;
 
@@ -137,40 +135,30 @@ export function withDirectFetches(
     return prefetched.outcome.answer;
   }
 
-  return {
-    onSchemaLoadOrUpdate: (callback) => gateway.onSchemaLoadOrUpdate(callback),
-    stop: () => gateway.stop(),
-    async load(options) {
-      const loaded = await gateway.load(options);
-      const apolloExecutor = loaded.executor;
-      if (!apolloExecutor) return loaded;
-      const executor: Executor = async (requestContext) => {
-        const fetch = decide(requestContext);
-        const source = fetch && dataSources.get(fetch.serviceName);
-        if (!fetch || !source) return apolloExecutor(requestContext);
-        const operation = getOperationAST(requestContext.document, requestContext.operationName ?? undefined)!;
-        const provided = requestContext.request.variables ?? {};
-        const coerced = getVariableValues(planner.graphqlApiSchema, operation.variableDefinitions ?? [], provided);
-        if (coerced.errors) return { errors: coerced.errors };
-        if (requestContext.request.query) passThrough?.remember(requestContext.request.query, requestContext.request.operationName, fetch, operation, requestContext.document);
-        const response = await answerOf(fetch, source, requestContext, operation, provided).then(
-          (answer) => source.read(answer, requestContext.overallCachePolicy),
-          // Unreachable, or refused by its breaker: its fields null with their errors, as Apollo's executor answers.
-          (error: unknown) => failedDirectFetch(error, fetch, planner.graphqlApiSchema),
-        );
-        const result: ExecutionResult = { data: response.data ?? null };
-        if (response.errors?.length) {
-          result.errors = response.errors.map(
-            (error) =>
-              new GraphQLError(error.message || `Error while fetching subquery from service "${fetch.serviceName}"`, {
-                path: error.path,
-                extensions: { ...error.extensions, code: error.extensions?.code ?? 'DOWNSTREAM_SERVICE_ERROR', serviceName: fetch.serviceName },
-              }),
-          );
-        }
-        return result;
-      };
-      return { ...loaded, executor };
-    },
-  };
+  return wrapExecutor(gateway, (apolloExecutor) => async (requestContext) => {
+    const fetch = decide(requestContext);
+    const source = fetch && dataSources.get(fetch.serviceName);
+    if (!fetch || !source) return apolloExecutor(requestContext);
+    const operation = getOperationAST(requestContext.document, requestContext.operationName ?? undefined)!;
+    const provided = requestContext.request.variables ?? {};
+    const coerced = getVariableValues(planner.graphqlApiSchema, operation.variableDefinitions ?? [], provided);
+    if (coerced.errors) return { errors: coerced.errors };
+    if (requestContext.request.query) passThrough?.remember(requestContext.request.query, requestContext.request.operationName, fetch, operation, requestContext.document);
+    const response = await answerOf(fetch, source, requestContext, operation, provided).then(
+      (answer) => source.read(answer, requestContext.overallCachePolicy),
+      // Unreachable, or refused by its breaker: its fields null with their errors, as Apollo's executor answers.
+      (error: unknown) => failedDirectFetch(error, fetch, planner.graphqlApiSchema),
+    );
+    const result: ExecutionResult = { data: response.data ?? null };
+    if (response.errors?.length) {
+      result.errors = response.errors.map(
+        (error) =>
+          new GraphQLError(error.message || `Error while fetching subquery from service "${fetch.serviceName}"`, {
+            path: error.path,
+            extensions: { ...error.extensions, code: error.extensions?.code ?? 'DOWNSTREAM_SERVICE_ERROR', serviceName: fetch.serviceName },
+          }),
+      );
+    }
+    return result;
+  });
 }

@@ -1,14 +1,11 @@
 import { createHash } from 'node:crypto';
 import { getOperationAST, parse, type DocumentNode, type GraphQLSchema } from 'graphql';
-import type { ApolloGateway } from '@apollo/gateway';
+import { wrapExecutor, type GatewayInterface } from '../wrapExecutor.ts';
 import { createBoundedCache } from '../../lib/boundedCache.ts';
 import { accessKeyOf, type Principal } from './principal.ts';
 import { applyRemovals, restrictOperation, type Restricted } from './fieldAccess.ts';
 import type { AccessRequirements } from './requirements.ts';
 
-type GatewayInterface = Pick<ApolloGateway, 'load' | 'onSchemaLoadOrUpdate' | 'stop'>;
-type LoadResult = Awaited<ReturnType<ApolloGateway['load']>>;
-type Executor = NonNullable<LoadResult['executor']>;
 
 /** No operation of the document answers to the request's operation name. */
 const UNRESOLVED = Symbol('unresolved');
@@ -78,31 +75,21 @@ export type FieldAccess = ReturnType<typeof createFieldAccess>;
  * as the different operation it is: a plan is never shared between callers who see different fields.
  */
 export function withFieldAccess(gateway: GatewayInterface, access: FieldAccess, principalOf: (context: unknown) => Principal | undefined): GatewayInterface {
-  return {
-    onSchemaLoadOrUpdate: (callback) => gateway.onSchemaLoadOrUpdate(callback),
-    stop: () => gateway.stop(),
-    async load(options) {
-      const loaded = await gateway.load(options);
-      const inner = loaded.executor;
-      if (!inner) return loaded;
-      const executor: Executor = async (requestContext) => {
-        const restricted = access.restrict(requestContext.document, requestContext.operationName, principalOf(requestContext.context), requestContext.queryHash);
-        if (!restricted) return inner(requestContext);
-        if (restricted.empty) return applyRemovals({}, restricted.removals, requestContext.request.variables);
-        const result = await inner({
-          ...requestContext,
-          document: restricted.document,
-          source: restricted.text,
-          queryHash: createHash('sha256').update(restricted.text).digest('hex'),
-          operation: getOperationAST(restricted.document)!,
-          request: { ...requestContext.request, query: restricted.text },
-        });
-        const applied = applyRemovals(result.data as Record<string, unknown> | null | undefined, restricted.removals, requestContext.request.variables);
-        const errors = [...(result.errors ?? []), ...applied.errors];
-        // Every removal left out by @skip or @include: no `errors` at all, as without the removals.
-        return { ...result, data: applied.data, errors: errors.length ? errors : undefined };
-      };
-      return { ...loaded, executor };
-    },
-  };
+  return wrapExecutor(gateway, (inner) => async (requestContext) => {
+    const restricted = access.restrict(requestContext.document, requestContext.operationName, principalOf(requestContext.context), requestContext.queryHash);
+    if (!restricted) return inner(requestContext);
+    if (restricted.empty) return applyRemovals({}, restricted.removals, requestContext.request.variables);
+    const result = await inner({
+      ...requestContext,
+      document: restricted.document,
+      source: restricted.text,
+      queryHash: createHash('sha256').update(restricted.text).digest('hex'),
+      operation: getOperationAST(restricted.document)!,
+      request: { ...requestContext.request, query: restricted.text },
+    });
+    const applied = applyRemovals(result.data as Record<string, unknown> | null | undefined, restricted.removals, requestContext.request.variables);
+    const errors = [...(result.errors ?? []), ...applied.errors];
+    // Every removal left out by @skip or @include: no `errors` at all, as without the removals.
+    return { ...result, data: applied.data, errors: errors.length ? errors : undefined };
+  });
 }
