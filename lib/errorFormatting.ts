@@ -87,16 +87,44 @@ export function withoutSuggestions(formatted: GraphQLFormattedError): GraphQLFor
   return SUGGESTION.test(formatted.message) ? { ...formatted, message: formatted.message.replace(SUGGESTION, '') } : formatted;
 }
 
+/** A leaf's value its type refused while the answer was written: graphql-js's scalars and enums, and ours (lib/scalars.ts). */
+const UNREPRESENTABLE = /^(Int|Float|String|Boolean|ID|Date|DateTime|Enum "\w+") cannot represent (.*?)(?:: (-?\d[\d.e+-]*))?$/s;
+
+/**
+ * In a subgraph, every value in an answer came from its service: one the field's type cannot carry
+ * (an Int past 32 bits, a date that does not exist) is the service's error, named at its field.
+ * Only a number is quoted to the client; the log keeps the whole message.
+ */
+function upstreamValueError(logger: Logger, service: string) {
+  return (formatted: GraphQLFormattedError): GraphQLFormattedError => {
+    if (!formatted.path || formatted.extensions?.code !== undefined && formatted.extensions.code !== 'INTERNAL_SERVER_ERROR') return formatted;
+    const match = UNREPRESENTABLE.exec(formatted.message);
+    if (!match) return formatted;
+    logger.warn({ path: formatted.path, detail: formatted.message }, 'the service answered a value the schema cannot carry');
+    const what = match[3] !== undefined ? match[3] : 'a value';
+    return {
+      message: `${service}: the service answered ${what}, which ${match[1]} cannot represent`,
+      path: formatted.path,
+      ...(formatted.locations ? { locations: formatted.locations } : {}),
+      extensions: { code: ErrorCode.UpstreamError, service },
+    };
+  };
+}
+
 export interface FormatOptions {
   /** Drop "Did you mean ..." from messages: they reveal field, argument and enum names. @default false */
   hideSuggestions?: boolean;
+  /** The service a subgraph wraps: a value in its answer that no type carries is that service's error. */
+  service?: string;
 }
 
-/** The one formatError of every server: input errors named, unexpected errors masked. */
-export function formatGraphError(logger: Logger, { hideSuggestions = false }: FormatOptions = {}) {
+/** The one formatError of every server: input errors named, upstream values no type carries blamed, unexpected errors masked. */
+export function formatGraphError(logger: Logger, { hideSuggestions = false, service }: FormatOptions = {}) {
   const mask = maskUnexpectedErrors(logger);
+  const upstreamValue = service === undefined ? undefined : upstreamValueError(logger, service);
   return (formatted: GraphQLFormattedError, error: unknown): GraphQLFormattedError => {
-    const result = mask(normaliseInputError(formatted, error), error);
+    const blamed = upstreamValue ? upstreamValue(formatted) : formatted;
+    const result = mask(normaliseInputError(blamed, error), error);
     return hideSuggestions ? withoutSuggestions(result) : result;
   };
 }

@@ -16,10 +16,24 @@ function parseIsoDate(value: unknown): string {
   return value;
 }
 
+/**
+ * A value an answer holds is the upstream's, never the caller's input: its failure reads as graphql-js's
+ * own scalars' (`Int cannot represent …`), which the subgraphs report as the service's error.
+ */
+function serializing<T>(name: string, read: (value: unknown) => T): (value: unknown) => T {
+  return (value) => {
+    try {
+      return read(value);
+    } catch {
+      throw new GraphQLError(`${name} cannot represent value: ${typeof value === 'string' ? JSON.stringify(value) : String(value)}`);
+    }
+  };
+}
+
 export const DateScalar = new GraphQLScalarType({
   name: 'Date',
   description: 'A calendar date in ISO 8601, such as `2026-11-22`.',
-  serialize: (value) => parseIsoDate(value),
+  serialize: serializing('Date', parseIsoDate),
   parseValue: parseIsoDate,
   parseLiteral(ast) {
     if (ast.kind !== Kind.STRING) throw new GraphQLError('Date must be a string like 2026-01-31', { extensions: { code: 'BAD_USER_INPUT' } });
@@ -79,7 +93,7 @@ export function instantOrNull(value: unknown): string | null {
 export const DateTimeScalar = new GraphQLScalarType({
   name: 'DateTime',
   description: 'An instant in ISO 8601 with an offset, such as `2026-11-22T07:18:18.000Z`.',
-  serialize: toIsoInstant,
+  serialize: serializing('DateTime', toIsoInstant),
   parseValue: toIsoInstant,
   parseLiteral(ast) {
     if (ast.kind !== Kind.STRING) throw new GraphQLError('DateTime must be a string', { extensions: { code: 'BAD_USER_INPUT' } });

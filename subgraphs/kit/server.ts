@@ -103,7 +103,7 @@ export async function startSubgraph<Context extends BaseContext>(definition: Sub
     // The process drains on SIGTERM itself (lib/shutdown.ts), not Apollo Server, which would stop at once.
     stopOnTerminationSignals: false,
     includeStacktraceInErrorResponses: false,
-    formatError: formatGraphError(logger),
+    formatError: formatGraphError(logger, { service: definition.name }),
     // Inline traces cost a timer per resolver; the gateway reports its own timings. Cache control
     // hooks every field to read @cacheControl hints that no schema of ours has: a list of 100
     // users spent a tenth of the subgraph's CPU in that instrumentation. Without either plugin,

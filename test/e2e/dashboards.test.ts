@@ -383,13 +383,28 @@ describe.each(DIALECTS)('%s dialect', (dialect) => {
       expect(result.data).toEqual({ dashboardStats: { averageRequestsPerSecond: null, requestCount: 259_200_000_000_000, quotaRemaining: 1 } });
       expect(result.errors).toHaveLength(1);
       expect(firstError(result)).toMatchObject({
-        message: expect.stringContaining('avgReqPerSec 3000000000'),
+        message: 'dashboards: the service answered 3000000000, which Int cannot represent',
         path: ['dashboardStats', 'averageRequestsPerSecond'],
         extensions: { code: 'UPSTREAM_ERROR', service: 'dashboards' },
       });
       // The largest Int still arrives as it is.
       await emulator.fault({ path: '/stats', status: 200, body: { results: [{ avgReqPerSec: 2 ** 31 - 1, nbReq: 1, rateLimitingRemaining: 1, rateLimitingBase: 2 }] }, times: 1 });
       expect((await gql('{ dashboardStats { averageRequestsPerSecond } }')).data).toEqual({ dashboardStats: { averageRequestsPerSecond: 2 ** 31 - 1 } });
+    });
+
+    it('names any count no Int carries as the service’s error at its field, keeping the rest of the answer', async () => {
+      await emulator.fault({ path: '/dashboards', status: 200, body: { results: [{ id: 'dsh_0001', name: 'API health', slug: 'api-health' }], totalCount: 3_000_000_000, currentPage: 0 }, times: 1 });
+      const list = await gql('{ dashboards { totalCount edges { node { id } } } }');
+      expect(list.data).toEqual({ dashboards: { totalCount: null, edges: [{ node: { id: 'dsh_0001' } }] } });
+      expect(list.errors).toHaveLength(1);
+      expect(firstError(list)).toMatchObject({ path: ['dashboards', 'totalCount'], extensions: { code: 'UPSTREAM_ERROR', service: 'dashboards' } });
+      expect(firstError(list)!.message).toBe('dashboards: the service answered 3000000000, which Int cannot represent');
+
+      const widget = { id: 'wdg_big', title: 'Big', reportId: null, reportSlug: null, environmentSlug: null, type: 'table', metric: null, interval: null, timeframe: null, size: 1, rowCount: -3_000_000_000, primaryColor: null, sort: null };
+      await emulator.fault({ path: '/dashboards/*', status: 200, body: { results: [widget], totalCount: 1, currentPage: 0 }, times: 1 });
+      const widgets = await gql('{ widgets(dashboardId: "api-health") { totalCount edges { node { id title rowCount } } } }');
+      expect(widgets.data).toEqual({ widgets: { totalCount: 1, edges: [{ node: { id: 'wdg_big', title: 'Big', rowCount: null } }] } });
+      expect(widgets.errors?.map((error) => [error.path, error.extensions?.code])).toEqual([[['widgets', 'edges', 0, 'node', 'rowCount'], 'UPSTREAM_ERROR']]);
     });
 
     it('reports a used-up quota as RATE_LIMITED with the wait', async () => {

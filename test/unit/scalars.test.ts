@@ -31,6 +31,7 @@ describe('DateTime', () => {
     expect(DateTimeScalar.serialize('2026-11-22T08:18:18.000+01:00')).toBe('2026-11-22T07:18:18.000Z');
     expect(DateTimeScalar.serialize('2026-02-30T00:00:00.000Z')).toBe('2026-03-02T00:00:00.000Z');
     expect(DateTimeScalar.serialize(0)).toBe('1970-01-01T00:00:00.000Z');
-    expect(() => DateTimeScalar.serialize('yesterday')).toThrow(/ISO 8601/);
+    expect(() => DateTimeScalar.serialize('yesterday')).toThrow('DateTime cannot represent value: "yesterday"');
+    expect(() => DateTimeScalar.parseValue('yesterday')).toThrow(/ISO 8601/);
   });
 });

@@ -14,6 +14,8 @@ export interface SubscriptionServerOptions<Context extends object> {
   /** Builds the context of one subscription from the connection's `connectionParams` (header names in lower case). */
   context(params: Record<string, unknown>): Context;
   logger: Logger;
+  /** The service the subgraph wraps, named in errors about its values. */
+  service: string;
   /** @default '/graphql' */
   path?: string;
   /** The largest message accepted (as the HTTP body limit); a larger one closes the socket with 1009. @default 1 MiB */
@@ -30,9 +32,9 @@ export const SUBGRAPH_RESTART = { code: 1012, reason: 'the subgraph is restartin
  * graphql-ws on the subgraph's own `/graphql`: the gateway opens subscriptions here. Credentials
  * arrive in `connectionParams` under the same names as the HTTP headers.
  */
-export function attachSubscriptionServer<Context extends object>({ server, schema, context, logger, path = '/graphql', maxPayloadBytes = DEFAULT_MAX_BODY_BYTES }: SubscriptionServerOptions<Context>): () => Promise<void> {
+export function attachSubscriptionServer<Context extends object>({ server, schema, context, logger, service, path = '/graphql', maxPayloadBytes = DEFAULT_MAX_BODY_BYTES }: SubscriptionServerOptions<Context>): () => Promise<void> {
   const wss = new WebSocketServer({ server, path, maxPayload: maxPayloadBytes });
-  const format = formatGraphError(logger);
+  const format = formatGraphError(logger, { service });
   const formatAll = (errors: readonly { toJSON(): GraphQLFormattedError }[]) => errors.map((error) => format(error.toJSON(), error));
   const disposable = useServer(
     {
