@@ -197,7 +197,10 @@ export async function pageNumberedConnection<T>(
   const items = all.slice(start, start + window.limit);
   const last = fetched.at(-1)!;
   const totalCount = last.totalCount ?? null;
-  // Without a total, a full last page may be followed by more.
-  const hasNextPage = totalCount !== null ? window.offset + items.length < totalCount : all.length > start + window.limit || last.items.length === size;
+  // Without a total, a full last page may be followed by more. An empty window ends the list
+  // whatever total the service claims (rows deleted between its count and its read): `hasNextPage`
+  // with no edge would leave a client no cursor to go on from. A short page does not end it: a
+  // service may serve fewer than asked.
+  const hasNextPage = items.length > 0 && (totalCount !== null ? window.offset + items.length < totalCount : all.length > start + window.limit || last.items.length === size);
   return { ...offsetConnection(kind, items, { offset: window.offset, hasNextPage }), totalCount };
 }

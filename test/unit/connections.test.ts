@@ -60,6 +60,18 @@ describe('page-numbered connections', () => {
     expect(rest.pageInfo.hasNextPage).toBe(false);
   });
 
+  it('ends the list at an empty page whatever total the upstream claims, so a client is never left with more and no cursor', async () => {
+    // Rows deleted between the service's count and its page read: the total says 50, the pages hold 23.
+    const fetchPage = async (page: number, pageSize: number): Promise<NumberedPage<string>> => ({ items: list.slice(page * pageSize, (page + 1) * pageSize), totalCount: 50 });
+    const options = { defaultSize: 15, maxSize: 100, firstPage: 0 as const, fetchPage };
+    const afterTwenty = offsetConnection('things', list.slice(0, 20), { offset: 0, hasNextPage: true }).pageInfo.endCursor;
+    const third = await pageNumberedConnection('things', { first: 10, after: afterTwenty }, options);
+    expect(third.edges.map((edge) => edge.node)).toEqual(list.slice(20));
+    expect(third.pageInfo.hasNextPage).toBe(true);
+    const beyond = await pageNumberedConnection('things', { first: 10, after: third.pageInfo.endCursor }, options);
+    expect(beyond).toMatchObject({ edges: [], pageInfo: { hasNextPage: false, endCursor: null }, totalCount: 50 });
+  });
+
   it('refuses a size over the maximum before any call', async () => {
     const { calls, options } = upstream({ withTotal: true });
     await expect(pageNumberedConnection('things', { first: 101 }, options)).rejects.toMatchObject({ extensions: { code: 'BAD_USER_INPUT', argument: 'first' } });
