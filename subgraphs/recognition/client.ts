@@ -423,12 +423,22 @@ const confirmationShape = z
  * shape. A 2xx that says `success: false` is the service reporting a failure, not data.
  */
 function answer<T>(schema: z.ZodType<T>, response: RestResponse, operation: string, read?: (body: unknown) => T): T {
+  refuseFailure(response, operation);
+  return parseAnswer(schema, unwrap(response.body), { service: SERVICE, operation, status: response.status }, read);
+}
+
+function refuseFailure(response: RestResponse, operation: string): void {
   const body = response.body;
   if (body && typeof body === 'object' && (body as { success?: unknown }).success === false) {
     const said = (body as { message?: unknown }).message;
     throw upstreamContractError(SERVICE, `${operation} failed: ${typeof said === 'string' && said ? said : 'the service answered success: false'}`, response.status);
   }
-  return parseAnswer(schema, unwrap(body), { service: SERVICE, operation, status: response.status }, read);
+}
+
+/** A write's `{success, message}`, the body itself rather than an envelope; `success: false` fails as in `answer`. */
+function confirmation(response: RestResponse, operation: string): ConfirmationDto {
+  refuseFailure(response, operation);
+  return parseAnswer(confirmationShape, response.body, { service: SERVICE, operation, status: response.status });
 }
 
 export interface RecognitionClient {
@@ -501,16 +511,17 @@ export function createRecognitionClient({ transport, token, scope }: { transport
       const response = await transport.request(
         write('POST', { operation: 'createApiKey', path: '/api_keys', query: { label, read_only: readOnly, user_id: userId }, body: { multipart: new FormData() } }),
       );
+      // The service's own refusal first: without it, the missing token below would say the key was made.
+      const confirmed = confirmation(response, 'createApiKey');
       // Documented as X-SERVICE-Authentication-Token; the vendor's name replaces SERVICE in practice.
       const newToken = headerValue(response.headers, /^x-.+-authentication-token$/i);
       if (!newToken) throw upstreamContractError(SERVICE, 'the key was created but no token header came back', response.status);
-      const confirmation = parseAnswer(confirmationShape, response.body, { service: SERVICE, operation: 'createApiKey', status: response.status });
-      return { ...confirmation, token: newToken, label, readOnly };
+      return { ...confirmed, token: newToken, label, readOnly };
     },
 
     async deleteApiKey(id) {
       const response = await transport.request(write('DELETE', { operation: 'deleteApiKey', path: restPath('/api_keys/:id', { id }) }));
-      return parseAnswer(confirmationShape, response.body, { service: SERVICE, operation: 'deleteApiKey', status: response.status });
+      return confirmation(response, 'deleteApiKey');
     },
 
     async getTrends() {

@@ -85,6 +85,16 @@ describe.each(DIALECTS)('%s dialect', (dialect) => {
       expect(result.errors?.[0]).toMatchObject({ message: "recognition: Label can't be blank", extensions: { code: 'BAD_USER_INPUT', status: 400 } });
     });
 
+    it('reads a 2xx `success: false` on key writes as the service’s failure with its reason, never as data', async () => {
+      await emulator.fault({ path: '/api/v1/api_keys/*', method: 'DELETE', status: 200, body: { success: false, message: 'You do not have permission' }, times: 1 });
+      const deleted = await t.gql('mutation { deleteApiKey(id: "k1") { id success message } }', { headers: admin });
+      expect(deleted.data).toEqual({ deleteApiKey: null });
+      expect(deleted.errors?.[0]).toMatchObject({ message: 'recognition: deleteApiKey failed: You do not have permission', extensions: { code: 'UPSTREAM_ERROR', status: 200 } });
+      await emulator.fault({ path: '/api/v1/api_keys', method: 'POST', status: 200, body: { success: false, message: 'Label cannot be blank' }, times: 1 });
+      const created = await t.gql('mutation { createApiKey(input: { label: "x" }) { token } }', { headers: admin });
+      expect(created.errors?.[0]).toMatchObject({ message: 'recognition: createApiKey failed: Label cannot be blank', extensions: { code: 'UPSTREAM_ERROR', status: 200 } });
+    });
+
     it('refuses writes with a read-only key', async () => {
       const result = await t.gql('mutation { createApiKey(input: { label: "nope" }) { token } }', { headers: readOnly });
       expect(result.errors?.[0]?.extensions).toMatchObject({ code: 'FORBIDDEN', status: 403 });
