@@ -91,14 +91,60 @@ function upstreamUrlProblem(value: string): string | undefined {
 const fields = async (request: RouteRequest): Promise<Record<string, unknown>> => (await fieldsBody(request)) ?? {};
 const text = (value: unknown): string | undefined => (value === undefined || value === null ? undefined : String(value));
 
-/** Kong 0.x lists: `{total, data}`. */
-const listOf = (items: readonly unknown[]): Reply => ({ status: 200, body: { total: items.length, data: items } });
+/**
+ * 0.x keeps a list as JSON text and decodes it without an array metatable, so an empty one goes
+ * out as `{}` (kong/dao/db/postgres.lua, `deserialize_rows`; Kong issue #2773).
+ */
+const kongList = (list: readonly string[] | null | undefined) => (list && list.length === 0 ? {} : list);
+const kongApi = (api: EmulatedApi) => ({ ...api, hosts: kongList(api.hosts), uris: kongList(api.uris), methods: kongList(api.methods) });
+const kongPlugin = (plugin: EmulatedPlugin) => ({ ...plugin, config: { ...plugin.config, scopes: kongList(plugin.config.scopes) } });
+
+/** A list's filters, by query parameter: `true` for an id, which must be a UUID. */
+type Filters = Record<string, boolean>;
+const API_FILTERS: Filters = { id: true, name: false, upstream_url: false };
+const PLUGIN_FILTERS: Filters = { id: true, name: false, api_id: true, route_id: true, service_id: true, consumer_id: true };
+const CREDENTIAL_FILTERS: Filters = { id: true, name: false, client_id: false, consumer_id: true };
+
+/** Kong's default page; the emulator's largest (0.13.1 reads any `size`, later releases allow 1 to 1000). */
+const PAGE_SIZE = 100;
+const MAX_PAGE_SIZE = 1000;
+
+/**
+ * Kong 0.x `crud.paginated_set` (kong/api/crud_helpers.lua) over the Postgres DAO: every query
+ * parameter but `offset` and `size` is a filter, an unknown one a 400; pages of `size` (100 by
+ * default); `offset` the next page's number in base64, and `next` a URL that carries only
+ * `offset` and `size`, so a caller sends its filters again. `{data, total, offset, next}`, the last
+ * two absent on the last page.
+ */
+function pagedSet<T>(state: GatewayAdminState, request: RouteRequest, rows: readonly T[], filters: Filters, render: (row: T) => unknown = (row) => row): Reply {
+  const problems: Problems = {};
+  const wanted: [string, string][] = [];
+  for (const [name, value] of request.query) {
+    if (name === 'offset' || name === 'size') continue;
+    if (!(name in filters)) problems[name] = 'unknown field';
+    else if (filters[name] && !UUID.test(value)) problems[name] = `${value} is not a valid uuid`;
+    else wanted.push([name, value]);
+  }
+  const sizeText = request.query.get('size');
+  const size = sizeText === null ? PAGE_SIZE : /^[0-9]{1,4}$/.test(sizeText) ? Number(sizeText) : 0;
+  if (size < 1 || size > MAX_PAGE_SIZE) problems.size = `size must be an integer from 1 to ${MAX_PAGE_SIZE}`;
+  const offsetText = request.query.get('offset');
+  const pageText = offsetText === null ? '1' : Buffer.from(offsetText, 'base64').toString('utf8');
+  if (!/^[1-9][0-9]{0,8}$/.test(pageText)) problems.offset = 'offset is not one this list gave';
+  if (Object.keys(problems).length) return schemaViolation(state, problems);
+  const matching = rows.filter((row) => wanted.every(([name, value]) => (row as Record<string, unknown>)[name] === value));
+  const page = Number(pageText);
+  const data = matching.slice((page - 1) * size, page * size).map(render);
+  if (page * size >= matching.length) return { status: 200, body: { data, total: matching.length } };
+  const offset = Buffer.from(String(page + 1)).toString('base64');
+  const next = `http://${request.headers.host ?? '127.0.0.1'}${request.path}?offset=${encodeURIComponent(offset)}&size=${size}`;
+  return { status: 200, body: { data, total: matching.length, offset, next } };
+}
 
 export function adminRoutes(state: () => GatewayAdminState, now: () => number): Route[] {
   /** By id, or by the alternate field (name, username) when the value is not a UUID or no id matches. */
   const findApi = (ref: string) => state().apis.find((api) => api.id === ref) ?? state().apis.find((api) => api.name === ref);
   const findConsumer = (ref: string) => state().consumers.find((consumer) => consumer.id === ref) ?? state().consumers.find((consumer) => consumer.username === ref);
-  const pluginsNamed = (plugins: readonly EmulatedPlugin[], name: string | null) => plugins.filter((plugin) => name === null || plugin.name === name);
 
   async function createApi(request: RouteRequest): Promise<Reply> {
     const body = await fields(request);
@@ -132,8 +178,10 @@ export function adminRoutes(state: () => GatewayAdminState, now: () => number): 
     const api: EmulatedApi = {
       id: state().nextId(),
       name: name!,
+      ...(hosts ? { hosts } : {}),
       // The real API keeps a URI without its trailing slash.
-      uris: (uris ?? []).map((uri) => (uri !== '/' && uri.endsWith('/') ? uri.slice(0, -1) : uri)),
+      ...(uris ? { uris: uris.map((uri) => (uri !== '/' && uri.endsWith('/') ? uri.slice(0, -1) : uri)) } : {}),
+      ...(methods ? { methods } : {}),
       upstream_url: upstreamUrl!,
       strip_uri: strip,
       preserve_host: preserveHost,
@@ -142,7 +190,7 @@ export function adminRoutes(state: () => GatewayAdminState, now: () => number): 
       created_at: now(),
     };
     state().apis.push(api);
-    return { status: 201, body: api };
+    return { status: 201, body: kongApi(api) };
   }
 
   async function createConsumer(request: RouteRequest): Promise<Reply> {
@@ -194,9 +242,8 @@ export function adminRoutes(state: () => GatewayAdminState, now: () => number): 
     if (name !== 'oauth2') return schemaViolation(state(), { config: `Plugin "${name}" not found` });
     const problems: Problems = {};
     const value = (field: string) => body[`config.${field}`] ?? (body.config && typeof body.config === 'object' ? (body.config as Record<string, unknown>)[field] : undefined);
-    const scopes = listField(value('scopes'));
     const config: OAuth2Config = {
-      scopes: scopes?.length ? scopes : null,
+      scopes: listField(value('scopes')) ?? null,
       mandatory_scope: booleanField(value('mandatory_scope'), 'config.mandatory_scope', problems, false),
       provision_key: text(value('provision_key')) || randomSecret(),
       token_expiration: numberField(value('token_expiration'), 'config.token_expiration', problems, TOKEN_EXPIRATION_SECONDS),
@@ -213,16 +260,29 @@ export function adminRoutes(state: () => GatewayAdminState, now: () => number): 
     };
     if (config.mandatory_scope && !config.scopes) problems['config.mandatory_scope'] = 'To set a mandatory scope you also need to create available scopes';
     if (config.anonymous !== '' && !UUID.test(config.anonymous)) problems['config.anonymous'] = 'the anonymous user must be empty or a valid uuid';
+    // Where it runs (kong/dao/schemas/plugins.lua): the path's API, or the ids the body names.
+    const place: Pick<EmulatedPlugin, 'api_id' | 'route_id' | 'service_id'> = {};
+    for (const field of ['api_id', 'route_id', 'service_id'] as const) {
+      const id = text(body[field])?.trim();
+      if (!id) continue;
+      if (UUID.test(id)) place[field] = id;
+      else problems[field] = `${id} is not a valid uuid`;
+    }
+    if (api) place.api_id = api.id;
     if (Object.keys(problems).length) return schemaViolation(state(), problems);
+    if (place.api_id && (place.route_id || place.service_id)) return entityViolation(state(), 'cannot configure plugin with api_id and one of route_id or service_id');
     if (!config.enable_authorization_code && !config.enable_implicit_grant && !config.enable_client_credentials && !config.enable_password_grant) {
       return schemaViolation(state(), { config: 'You need to enable at least one OAuth flow' });
     }
-    // One plugin of a name per API (or one global one): the real admin API answers a second with 409.
-    if (state().plugins.some((plugin) => plugin.name === name && plugin.api_id === api?.id)) return uniqueViolation(state(), 'name', name);
+    // One plugin of a name per place (one API, route or service, or every API): the real admin API answers a second with 409.
+    const samePlace = (plugin: EmulatedPlugin) => plugin.api_id === place.api_id && plugin.route_id === place.route_id && plugin.service_id === place.service_id;
+    if (state().plugins.some((plugin) => plugin.name === name && samePlace(plugin))) return uniqueViolation(state(), 'name', name);
     if (state().plugins.some((plugin) => plugin.config.provision_key === config.provision_key)) return uniqueViolation(state(), 'config.provision_key', config.provision_key);
-    const plugin: EmulatedPlugin = { id: state().nextId(), name: 'oauth2', ...(api ? { api_id: api.id } : {}), config, enabled: booleanField(body.enabled, 'enabled', {}, true), created_at: now() };
+    // The database's foreign key; routes and services are not modelled, so any of their ids is taken.
+    if (place.api_id && !state().apis.some((candidate) => candidate.id === place.api_id)) return schemaViolation(state(), { api_id: `does not exist with value '${place.api_id}'` });
+    const plugin: EmulatedPlugin = { id: state().nextId(), name: 'oauth2', ...place, config, enabled: booleanField(body.enabled, 'enabled', {}, true), created_at: now() };
     state().plugins.push(plugin);
-    return { status: 201, body: plugin };
+    return { status: 201, body: kongPlugin(plugin) };
   }
 
   const credentialsRoute = (path: string): Route[] => [
@@ -232,7 +292,7 @@ export function adminRoutes(state: () => GatewayAdminState, now: () => number): 
       path,
       handler: (request) => {
         const consumer = findConsumer(request.params.consumer!);
-        return consumer ? listOf(state().credentials.filter((credential) => credential.consumer_id === consumer.id)) : notFound();
+        return consumer ? pagedSet(state(), request, state().credentials.filter((credential) => credential.consumer_id === consumer.id), CREDENTIAL_FILTERS) : notFound();
       },
     },
   ];
@@ -250,7 +310,7 @@ export function adminRoutes(state: () => GatewayAdminState, now: () => number): 
       path,
       handler: (request) => {
         const api = findApi(request.params.api!);
-        return api ? listOf(pluginsNamed(state().plugins.filter((plugin) => plugin.api_id === api.id), request.query.get('name'))) : notFound();
+        return api ? pagedSet(state(), request, state().plugins.filter((plugin) => plugin.api_id === api.id), PLUGIN_FILTERS, kongPlugin) : notFound();
       },
     },
   ];
@@ -258,13 +318,13 @@ export function adminRoutes(state: () => GatewayAdminState, now: () => number): 
   return [
     { method: 'POST', path: '/apis', handler: createApi },
     { method: 'POST', path: '/apis/', handler: createApi },
-    { method: 'GET', path: '/apis', handler: () => listOf(state().apis) },
+    { method: 'GET', path: '/apis', handler: (request) => pagedSet(state(), request, state().apis, API_FILTERS, kongApi) },
     {
       method: 'GET',
       path: '/apis/:api',
       handler: (request) => {
         const api = findApi(request.params.api!);
-        return api ? { status: 200, body: api } : notFound();
+        return api ? { status: 200, body: kongApi(api) } : notFound();
       },
     },
     { method: 'POST', path: '/consumers', handler: createConsumer },
@@ -283,6 +343,6 @@ export function adminRoutes(state: () => GatewayAdminState, now: () => number): 
     ...apiPluginsRoute('/apis/:api/plugins'),
     { method: 'POST', path: '/plugins', handler: (request) => createPlugin(request, undefined) },
     { method: 'POST', path: '/plugins/', handler: (request) => createPlugin(request, undefined) },
-    { method: 'GET', path: '/plugins', handler: (request) => listOf(pluginsNamed(state().plugins, request.query.get('name'))) },
+    { method: 'GET', path: '/plugins', handler: (request) => pagedSet(state(), request, state().plugins, PLUGIN_FILTERS, kongPlugin) },
   ];
 }

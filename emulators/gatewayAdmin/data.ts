@@ -16,7 +16,10 @@ export const AUTHORIZATION_CODE_TTL_MS = 300_000;
 export interface EmulatedApi {
   id: string;
   name: string;
-  uris: string[];
+  /** Each as it was given (possibly empty), absent when never given: 0.x answers the two apart (`kongApi` in admin.ts). */
+  hosts?: string[];
+  uris?: string[];
+  methods?: string[];
   upstream_url: string;
   strip_uri: boolean;
   preserve_host: boolean;
@@ -43,6 +46,7 @@ export interface EmulatedCredential {
 }
 
 export interface OAuth2Config {
+  /** Null when never given; empty when given blank (`config.scopes=`), which 0.x keeps. */
   scopes: string[] | null;
   mandatory_scope: boolean;
   provision_key: string;
@@ -62,8 +66,13 @@ export interface OAuth2Config {
 export interface EmulatedPlugin {
   id: string;
   name: 'oauth2';
-  /** Absent for a plugin applied to every API. */
+  /**
+   * Where the plugin runs: one API, or (Kong 0.13's Routes and Services, which the emulator does
+   * not model) one route or one service. None of the three: every API.
+   */
   api_id?: string;
+  route_id?: string;
+  service_id?: string;
   config: OAuth2Config;
   enabled: boolean;
   created_at: number;

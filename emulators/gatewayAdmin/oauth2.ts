@@ -96,7 +96,7 @@ export interface OAuth2Endpoints {
 export function apiFor(state: GatewayAdminState, path: string): { api: EmulatedApi; rest: string } | undefined {
   let best: { api: EmulatedApi; base: string } | undefined;
   for (const api of state.apis) {
-    for (const uri of api.uris) {
+    for (const uri of api.uris ?? []) {
       const base = uri === '/' ? '' : uri.replace(/\/+$/, '');
       if ((path === base || path.startsWith(`${base}/`)) && (!best || base.length > best.base.length)) best = { api, base };
     }
@@ -104,9 +104,10 @@ export function apiFor(state: GatewayAdminState, path: string): { api: EmulatedA
   return best && { api: best.api, rest: path.slice(best.base.length) };
 }
 
-/** The plugin that runs for an API: its own, else the global one. */
+/** The plugin that runs for an API: its own, else the global one (on no API, route or service). */
 export const pluginFor = (state: GatewayAdminState, api: EmulatedApi): EmulatedPlugin | undefined =>
-  state.plugins.find((plugin) => plugin.enabled && plugin.api_id === api.id) ?? state.plugins.find((plugin) => plugin.enabled && plugin.api_id === undefined);
+  state.plugins.find((plugin) => plugin.enabled && plugin.api_id === api.id) ??
+  state.plugins.find((plugin) => plugin.enabled && plugin.api_id === undefined && plugin.route_id === undefined && plugin.service_id === undefined);
 
 export function oauth2Endpoints(state: () => GatewayAdminState, now: () => number): OAuth2Endpoints {
 

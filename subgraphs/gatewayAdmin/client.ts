@@ -92,8 +92,13 @@ const PROVISIONED_GRANTS: readonly OAuthGrant[] = [OAuthGrant.AUTHORIZATION_CODE
 const flag = z.union([z.boolean(), z.enum(['true', 'false']).transform((value) => value === 'true')]);
 /** 0.x counts milliseconds since the epoch, later releases seconds. */
 const timestamp = z.union([z.number(), z.string()]).nullish();
-/** A list the interface sends as an array, or (a comma-separated form value echoed back) as text. */
-const list = z.union([z.array(z.string()), z.string().transform((value) => value.split(',').map((item) => item.trim()).filter(Boolean))]).nullish();
+/**
+ * An empty list as 0.x sends it: it keeps lists as JSON text and decodes them with no array
+ * metatable, so `[]` comes back as `{}` (kong/dao/db/postgres.lua `deserialize_rows`; Kong #2773).
+ */
+const emptyList = z.strictObject({}).transform((): never[] => []);
+/** A list the interface sends as an array, `{}` when empty, or (a comma-separated form value echoed back) as text. */
+const list = z.union([z.array(z.string()), emptyList, z.string().transform((value) => value.split(',').map((item) => item.trim()).filter(Boolean))]).nullish();
 
 const ApiSchema = z.object({ id: z.string(), name: z.string(), uris: list, upstream_url: z.string(), created_at: timestamp });
 const ConsumerSchema = z.object({ id: z.string(), username: z.string().nullish(), created_at: timestamp });
@@ -102,7 +107,7 @@ const CredentialSchema = z.object({
   name: z.string(),
   client_id: z.string(),
   client_secret: z.string().optional(),
-  redirect_uri: z.union([z.array(z.string()), z.string().transform((value) => [value])]),
+  redirect_uri: z.union([z.array(z.string()), emptyList, z.string().transform((value) => [value])]),
   consumer_id: z.string().optional(),
   consumer: z.object({ id: z.string() }).optional(),
   created_at: timestamp,
@@ -110,7 +115,10 @@ const CredentialSchema = z.object({
 const PluginSchema = z.object({
   id: z.string(),
   name: z.string(),
+  /** Where it runs: one API, or (0.13's Routes and Services) one route or one service; none of them, every API. */
   api_id: z.string().nullish(),
+  route_id: z.string().nullish(),
+  service_id: z.string().nullish(),
   enabled: flag.optional(),
   config: z.object({
     scopes: list,
@@ -125,7 +133,19 @@ const PluginSchema = z.object({
   }),
   created_at: timestamp,
 });
-const listOf = <T extends z.ZodType>(item: T) => z.object({ data: z.array(item) });
+/** Longer than any offset a Kong DAO makes (a page number, or a Cassandra paging state, in base64). */
+const MAX_OFFSET = 1024;
+/**
+ * One page of a list (kong/api/crud_helpers.lua `paginated_set`): `offset` is there while pages
+ * remain; `next` repeats it as a URL that drops the caller's filters, so it is not followed.
+ */
+const pageOf = <T extends z.ZodType>(item: T) => z.object({ data: z.union([z.array(item), emptyList]), offset: z.string().max(MAX_OFFSET).nullish() });
+
+/**
+ * Pages one list may take. Kong pages by 100, so this reads 2,000 rows; a longer list is refused
+ * rather than read in part, where a missing row would turn into a wrong answer ("not secured").
+ */
+export const MAX_LIST_PAGES = 20;
 
 function instant(value: number | string | null | undefined): string | null {
   if (value === null || value === undefined) return null;
@@ -194,7 +214,7 @@ export interface GatewayAdminClient {
   getApi(nameOrId: string): Promise<ApiDto | null>;
   /** The OAuth 2.0 plugins on one API; null when the API does not exist. */
   apiOAuth2Plugins(nameOrId: string): Promise<PluginDto[] | null>;
-  /** The OAuth 2.0 plugins that secure every API. */
+  /** The OAuth 2.0 plugins that secure every API: on no API, route or service. */
   globalOAuth2Plugins(): Promise<PluginDto[]>;
   /** A consumer's applications, secrets left out; null when the consumer does not exist. */
   applications(consumer: string): Promise<ApplicationDto[] | null>;
@@ -210,6 +230,38 @@ export function createGatewayAdminClient({ transport }: { transport: RestTranspo
     ...extra,
     errorBody: readAdminError,
   });
+
+  /**
+   * Every row of a paged list: its first page, then the page of each `offset` with the filters
+   * sent again, each page one call of the request's budget. Null when the first page is a 404 of
+   * a lookup (the API or consumer does not exist). An offset seen before, or more than
+   * `MAX_LIST_PAGES` pages, is UPSTREAM_ERROR: the list cannot be read whole.
+   */
+  async function everyRow<T extends z.ZodType, R extends RestResponse | null>(
+    read: (call: RestCall) => Promise<R>,
+    operation: string,
+    path: string,
+    filters: Record<string, string>,
+    item: T,
+    what: string,
+  ): Promise<z.output<T>[] | Extract<R, null>> {
+    const rows: z.output<T>[] = [];
+    const seen = new Set<string>();
+    let offset: string | undefined;
+    for (let pages = 1; ; pages += 1) {
+      const response = await read(call('GET', operation, path, { query: offset === undefined ? filters : { ...filters, offset } }));
+      if (response === null) return null as Extract<R, null>;
+      const page = parsed(pageOf(item), response, `a list of ${what}`);
+      rows.push(...page.data);
+      if (!page.offset) return rows;
+      if (seen.has(page.offset)) throw upstreamContractError(SERVICE, `the list of ${what} could not be read whole: a page gave the offset of an earlier one again`, response.status);
+      if (pages >= MAX_LIST_PAGES) throw upstreamContractError(SERVICE, `the list of ${what} could not be read whole: it runs past ${MAX_LIST_PAGES} pages`, response.status);
+      seen.add(page.offset);
+      offset = page.offset;
+    }
+  }
+  const request = (one: RestCall) => transport.request(one);
+  const lookup = (one: RestCall) => transport.lookup(one);
 
   return {
     async registerApi({ name, uris, upstreamUrl }) {
@@ -251,20 +303,19 @@ export function createGatewayAdminClient({ transport }: { transport: RestTranspo
     },
 
     async apiOAuth2Plugins(nameOrId) {
-      const response = await transport.lookup(call('GET', 'listApiPlugins', restPath('/apis/:api/plugins/', { api: nameOrId }), { query: { name: 'oauth2' } }));
-      return response ? parsed(listOf(PluginSchema), response, 'a list of plugins').data.filter((plugin) => plugin.name === 'oauth2').map(toPlugin) : null;
+      const plugins = await everyRow(lookup, 'listApiPlugins', restPath('/apis/:api/plugins/', { api: nameOrId }), { name: 'oauth2' }, PluginSchema, 'plugins');
+      return plugins ? plugins.filter((plugin) => plugin.name === 'oauth2').map(toPlugin) : null;
     },
 
     async globalOAuth2Plugins() {
-      const response = await transport.request(call('GET', 'listPlugins', '/plugins', { query: { name: 'oauth2' } }));
-      return parsed(listOf(PluginSchema), response, 'a list of plugins')
-        .data.filter((plugin) => plugin.name === 'oauth2' && !plugin.api_id)
-        .map(toPlugin);
+      // The list holds the plugins of routes and services too (their api_id is null): only one on none of the three runs for every API.
+      const plugins = await everyRow(request, 'listPlugins', '/plugins', { name: 'oauth2' }, PluginSchema, 'plugins');
+      return plugins.filter((plugin) => plugin.name === 'oauth2' && !plugin.api_id && !plugin.route_id && !plugin.service_id).map(toPlugin);
     },
 
     async applications(consumer) {
-      const response = await transport.lookup(call('GET', 'listApplications', restPath('/consumers/:consumer/oauth2/', { consumer })));
-      return response ? parsed(listOf(CredentialSchema), response, 'a list of OAuth 2.0 applications').data.map(toApplication) : null;
+      const applications = await everyRow(lookup, 'listApplications', restPath('/consumers/:consumer/oauth2/', { consumer }), {}, CredentialSchema, 'OAuth 2.0 applications');
+      return applications ? applications.map(toApplication) : null;
     },
   };
 }

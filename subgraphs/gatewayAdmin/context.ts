@@ -22,9 +22,9 @@ export interface GatewayAdminContext {
 }
 
 /**
- * Administration fields one operation may hold. Each costs at most four calls of the admin
- * interface (explorerSettings: the API, its plugins, the global plugins, the applications), so one
- * operation costs at most 80, however many aliases it repeats a field under.
+ * Administration fields one operation may hold. explorerSettings reads four things (the API, its
+ * plugins, the global plugins, the applications), the last three paged lists of at most
+ * `MAX_LIST_PAGES` (client.ts) calls each; every page is a call of the request's budget, which bounds the rest.
  */
 export const MAX_ADMIN_FIELDS = 20;
 

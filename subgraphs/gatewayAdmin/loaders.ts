@@ -8,7 +8,7 @@ export interface GatewayAdminLoaders {
   api: DataLoader<string, ApiDto | null>;
   /** The OAuth 2.0 plugins on an API, by the API's name or id. */
   apiPlugins: DataLoader<string, PluginDto[] | null>;
-  /** The OAuth 2.0 plugins that secure every API: one call however many APIs ask. */
+  /** The OAuth 2.0 plugins that secure every API: one read of the list however many APIs ask. */
   globalPlugins: DataLoader<'all', PluginDto[]>;
   /** A consumer's applications, by username or id. */
   applications: DataLoader<string, ApplicationDto[] | null>;

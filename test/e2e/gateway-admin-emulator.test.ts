@@ -112,6 +112,71 @@ describe('gatewayAdmin emulator: the admin interface', () => {
   });
 });
 
+describe('gatewayAdmin emulator: Kong 0.13.1’s plugins on routes and services, paged lists, empty lists as {}', () => {
+  const uuid = (n: number) => `6f1c9a2e-0000-4000-8000-${n.toString(16).padStart(12, '0')}`;
+  const oauth2 = (fields: Record<string, string> = {}) => ({ name: 'oauth2', 'config.enable_client_credentials': 'true', 'config.accept_http_if_already_terminated': 'true', ...fields });
+
+  it('takes a plugin on a route or a service, which secures no API; refuses an api_id beside them, an id that is not a UUID, an API that does not exist', async () => {
+    await form('POST', '/apis', { name: 'billing', uris: '/billing', upstream_url: 'https://x.example' });
+    const onRoute = await form('POST', '/plugins', oauth2({ route_id: uuid(1) }));
+    expect(onRoute).toMatchObject({ status: 201, body: { name: 'oauth2', route_id: uuid(1) } });
+    expect(onRoute.body!.api_id).toBeUndefined();
+    expect(await form('POST', '/plugins', oauth2({ service_id: uuid(2) }))).toMatchObject({ status: 201, body: { service_id: uuid(2) } });
+    // One plugin of a name for each place: the same route again is 409.
+    expect((await form('POST', '/plugins', oauth2({ route_id: uuid(1) }))).status).toBe(409);
+    expect(await form('POST', '/plugins', oauth2({ api_id: uuid(3), route_id: uuid(1) }))).toMatchObject({ status: 400, body: { message: 'cannot configure plugin with api_id and one of route_id or service_id' } });
+    expect(await form('POST', '/plugins', oauth2({ route_id: 'r1' }))).toMatchObject({ status: 400, body: { route_id: 'r1 is not a valid uuid' } });
+    expect(await form('POST', '/plugins', oauth2({ api_id: uuid(3) }))).toMatchObject({ status: 400, body: { api_id: `does not exist with value '${uuid(3)}'` } });
+
+    // GET /plugins?name=oauth2 holds them; neither runs for the API.
+    expect((await form('GET', '/plugins?name=oauth2')).body).toMatchObject({ total: 2, data: [{ route_id: uuid(1) }, { service_id: uuid(2) }] });
+    expect((await form('GET', `/plugins?route_id=${uuid(1)}`)).body).toMatchObject({ total: 1, data: [{ route_id: uuid(1) }] });
+    expect(await form('GET', '/plugins?colour=red')).toMatchObject({ status: 400, body: { colour: 'unknown field' } });
+    await form('POST', '/consumers', { username: 'partner' });
+    const application = await form('POST', '/consumers/partner/oauth2/', { name: 'x', redirect_uri: 'https://x.example/cb' });
+    const credentials = { grant_type: 'client_credentials', client_id: String(application.body!.client_id), client_secret: String(application.body!.client_secret) };
+    expect((await form('POST', '/billing/oauth2/token', credentials, { 'x-forwarded-proto': 'https' })).status).toBe(404);
+    // A plugin with none of the three secures every API.
+    expect((await form('POST', '/plugins', oauth2())).status).toBe(201);
+    expect((await form('POST', '/billing/oauth2/token', credentials, { 'x-forwarded-proto': 'https' })).status).toBe(200);
+  });
+
+  it('pages every list as Kong does: 100 rows by default, `size`, a base64 `offset` and a `next` URL that carries only offset and size', async () => {
+    for (let n = 1; n <= 130; n += 1) expect((await form('POST', '/plugins', oauth2({ route_id: uuid(n) }))).status).toBe(201);
+    const first = await form('GET', '/plugins?name=oauth2');
+    expect(first.body).toMatchObject({ total: 130, offset: 'Mg==', next: `${started.url}/plugins?offset=Mg%3D%3D&size=100` });
+    expect(first.body!.data).toHaveLength(100);
+    const second = await form('GET', String(first.body!.next).slice(started.url.length));
+    expect(second.body).toEqual({ total: 130, data: expect.any(Array) });
+    expect((second.body!.data as { route_id: string }[]).map((plugin) => plugin.route_id)).toEqual(Array.from({ length: 30 }, (_, index) => uuid(101 + index)));
+
+    const small = await form('GET', '/plugins?name=oauth2&size=60&offset=Mw==');
+    expect((small.body!.data as unknown[]).length).toBe(10);
+    expect(small.body!.next).toBeUndefined();
+    // A filter narrows the total as well as the page.
+    expect((await form('GET', `/plugins?name=oauth2&route_id=${uuid(7)}&size=5`)).body).toMatchObject({ total: 1, data: [{ route_id: uuid(7) }] });
+    expect((await form('GET', '/plugins?size=0')).status).toBe(400);
+    expect((await form('GET', '/plugins?offset=bm9wZQ==')).status).toBe(400);
+
+    await form('POST', '/consumers', { username: 'partner' });
+    for (let n = 1; n <= 101; n += 1) await form('POST', '/consumers/partner/oauth2/', { name: `app-${n}`, redirect_uri: 'https://x.example/cb' });
+    const applications = await form('GET', '/consumers/partner/oauth2/');
+    expect(applications.body).toMatchObject({ total: 101, offset: 'Mg==' });
+    expect((await form('GET', '/consumers/partner/oauth2/?offset=Mg%3D%3D')).body).toMatchObject({ total: 101, data: [{ name: 'app-101' }] });
+  });
+
+  it('sends an empty list of an API or a plugin config as {}, as 0.x stores lists as JSON text', async () => {
+    const api = await form('POST', '/apis', { name: 'orders', hosts: 'orders.example.com', uris: '', upstream_url: 'https://x.example' });
+    expect(api).toMatchObject({ status: 201, body: { hosts: ['orders.example.com'], uris: {} } });
+    // A list never given is not in the answer.
+    expect(api.body!.methods).toBeUndefined();
+    const plugin = await form('POST', '/apis/orders/plugins/', oauth2({ 'config.scopes': '' }));
+    expect(plugin.body).toMatchObject({ config: { scopes: {} } });
+    expect((await form('GET', '/apis/orders')).body).toMatchObject({ uris: {} });
+    expect((await form('GET', '/apis/orders/plugins')).body).toMatchObject({ data: [{ config: { scopes: {} } }] });
+  });
+});
+
 describe('gatewayAdmin emulator: the plugin endpoints', () => {
   it('introspects what it issued (RFC 7662), and nothing else', async () => {
     await form('POST', '/apis', { name: 'billing', uris: '/billing', upstream_url: 'https://x.example' });
