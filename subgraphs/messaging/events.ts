@@ -1,5 +1,5 @@
 import { asRecord } from '../kit/envelopes.ts';
-import { DeliveryRejected, contentHash, type ParsedDelivery } from '../kit/events/webhookReceiver.ts';
+import { DeliveryRejected, contentHash, refuseDeepJson, type ParsedDelivery } from '../kit/events/webhookReceiver.ts';
 import { serviceDateToIso } from './dates.ts';
 
 /** Where the service posts a store's callbacks on this subgraph: `<path>/inbound/<secret>` and `<path>/status/<secret>`. */
@@ -35,7 +35,14 @@ export interface StatusNotificationPayload {
 
 export type MessagingEventPayload = InboundMessagePayload | StatusNotificationPayload;
 
-const text = (value: unknown): string | null => (value === undefined || value === null || String(value).trim() === '' ? null : String(value).trim());
+/**
+ * A field as text; an object or array is no text. `String()` of one would recurse through it, and
+ * throw on a delivered object whose own `toString` is not a function: a 5xx, redelivered for ever.
+ */
+const text = (value: unknown): string | null => {
+  const trimmed = typeof value === 'string' || typeof value === 'number' || typeof value === 'boolean' ? String(value).trim() : '';
+  return trimmed === '' ? null : trimmed;
+};
 const digitsOf = (value: unknown): string | null => text(value)?.replace(/^\+/, '').replace(/\s/g, '') ?? null;
 /** Field names in any case: `Details` arrives capitalised, the others in camel case. */
 function lowerKeys(body: unknown): Record<string, unknown> {
@@ -45,6 +52,8 @@ function lowerKeys(body: unknown): Record<string, unknown> {
 function detailsOf(value: unknown): Record<string, unknown> {
   if (value && typeof value === 'object') return lowerKeys(value);
   if (typeof value !== 'string' || !value.trim()) return {};
+  // JSON inside text escapes the body's depth check (its brackets are inside a string): checked here, the same way.
+  refuseDeepJson(value, 'Details');
   try {
     return lowerKeys(JSON.parse(value));
   } catch {

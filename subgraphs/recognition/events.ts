@@ -29,7 +29,11 @@ export interface AchievementDto {
 /** What the event log holds for one recognition event. */
 export type RecognitionEventPayload = { type: 'bonus.created'; bonus: BonusDto } | { type: 'achievement_event.created'; achievement: AchievementDto };
 
-const text = (value: unknown): string | null => (value === undefined || value === null || value === '' ? null : String(value));
+/**
+ * A field as text; an object or array is no text. `String()` of one would recurse through it, and
+ * throw on a delivered object whose own `toString` is not a function: a 5xx, redelivered for ever.
+ */
+const text = (value: unknown): string | null => (typeof value === 'string' ? value || null : typeof value === 'number' || typeof value === 'boolean' ? String(value) : null);
 /** A number GraphQL's `Int` can carry (32-bit, whole), else null: kept for later, it must not fail a subscriber. */
 const int32 = (value: unknown): number | null => {
   const number = toNumber(value);
@@ -42,7 +46,8 @@ const int32 = (value: unknown): number | null => {
  * subscriber later.
  */
 function deliveredUser(raw: unknown): UserDto {
-  const user = toUser(raw);
+  // `toUser` makes text of every field it reads, so it gets only the fields that are not objects or arrays (see `text`).
+  const user = toUser(Object.fromEntries(Object.entries(asRecord(raw)).filter(([, value]) => value === null || typeof value !== 'object')));
   return {
     ...user,
     last_active_at: instantOrNull(user.last_active_at),
@@ -85,7 +90,7 @@ function toAchievement(raw: Record<string, unknown>): AchievementDto {
  */
 export function parseRecognitionDelivery(body: unknown): ParsedDelivery {
   const envelope = asRecord(body);
-  const type = String(envelope.type ?? envelope.event_type ?? envelope.event ?? '') as WebhookEventTypeDto | '';
+  const type = (text(envelope.type ?? envelope.event_type ?? envelope.event) ?? '') as WebhookEventTypeDto | '';
   const data = asRecord(envelope.data);
   if (type === 'bonus.created') {
     const bonus = toBonus(asRecord(data.bonus ?? envelope.bonus ?? (Object.keys(data).length ? data : undefined)));

@@ -1,12 +1,13 @@
 import busboy from 'busboy';
-import { DeliveryRejected } from './webhookReceiver.ts';
+import { DeliveryRejected, refuseDeepJson } from './webhookReceiver.ts';
 
 /** Fields one delivery may carry: callbacks send about ten. */
 const MAX_FIELDS = 100;
 
 /**
- * A delivery's body by its content type: multipart/form-data (busboy), urlencoded, or JSON.
- * The receiver has already bounded the bytes; this bounds the fields and ignores file parts.
+ * A delivery's body by its content type: multipart/form-data (busboy), urlencoded, or else JSON
+ * (whatever the type says: text/plain, none). The receiver has already bounded the bytes; this
+ * bounds the fields and the nesting of JSON, and ignores file parts.
  */
 export async function decodeDeliveryBody(raw: Buffer, contentType: string): Promise<unknown> {
   const type = contentType.toLowerCase();
@@ -21,6 +22,7 @@ export async function decodeDeliveryBody(raw: Buffer, contentType: string): Prom
     }
     return fields;
   }
+  refuseDeepJson(raw, 'body');
   try {
     return JSON.parse(raw.toString('utf8'));
   } catch {

@@ -19,11 +19,15 @@ export interface WebhookReceiverOptions {
   log: EventLog;
   /** @default 64 KiB */
   maxBytes?: number;
-  /** Deepest nesting of objects and arrays accepted in a JSON delivery. @default 32 */
-  maxDepth?: number;
-  /** Turns a delivery's decoded body into an event, or throws a `DeliveryRejected`. */
+  /**
+   * Turns a delivery's decoded body into an event, or throws a `DeliveryRejected`. A field holding
+   * JSON as text goes through `refuseDeepJson` before it is parsed.
+   */
   parse(body: unknown): ParsedDelivery;
-  /** Decodes the body by its content type, or throws a `DeliveryRejected`. @default JSON only */
+  /**
+   * Decodes the body by its content type, or throws a `DeliveryRejected`; whatever it parses as JSON
+   * goes through `refuseDeepJson` first. @default JSON only, whatever the content type says
+   */
   decode?(raw: Buffer, contentType: string): unknown;
   logger?: Logger;
 }
@@ -38,16 +42,47 @@ export class DeliveryRejected extends Error {
   }
 }
 
+/**
+ * Deepest nesting of objects and arrays accepted anywhere in a delivery: its body, whatever the
+ * content type says, and JSON that a field carries as text. Real payloads nest a few levels.
+ */
+export const MAX_DELIVERY_DEPTH = 32;
+
+const tooDeep = (what: string) => new DeliveryRejected(400, `${what} nests objects and arrays deeper than ${MAX_DELIVERY_DEPTH} levels`);
+
+/**
+ * Refuses JSON text nested deeper than `MAX_DELIVERY_DEPTH`, in one pass over it before anything
+ * parses it: what walks the value afterwards (hashing, copying, `String()`) recurses and overflows
+ * the stack at some depth, and the 5xx that follows would be redelivered for ever. `what` names the
+ * text in the answer (`body`, or the field).
+ */
+export function refuseDeepJson(text: string | Uint8Array, what: string): void {
+  if (nestsDeeperThan(typeof text === 'string' ? Buffer.from(text, 'utf8') : text, MAX_DELIVERY_DEPTH)) throw tooDeep(what);
+}
+
+/** Whether a decoded value nests deeper than `maxDepth`; a loop, not recursion, so any depth is safe to ask about. */
+function valueNestsDeeperThan(value: unknown, maxDepth: number): boolean {
+  const pending: [unknown, number][] = [[value, 0]];
+  for (let next = pending.pop(); next; next = pending.pop()) {
+    const [item, above] = next;
+    if (!item || typeof item !== 'object') continue;
+    if (above >= maxDepth) return true;
+    for (const child of Object.values(item)) pending.push([child, above + 1]);
+  }
+  return false;
+}
 
 /** A stable hash of a JSON value, keys sorted, for events whose upstream gives no id. */
 export function contentHash(value: unknown): string {
-  const canonical = (input: unknown): unknown =>
-    Array.isArray(input)
-      ? input.map(canonical)
-      : input && typeof input === 'object'
-        ? Object.fromEntries(Object.keys(input).sort().map((key) => [key, canonical((input as Record<string, unknown>)[key])]))
-        : input;
-  return createHash('sha256').update(JSON.stringify(canonical(value))).digest('hex').slice(0, 32);
+  // Recursive, so bounded: a value deeper than any delivery may be is refused before the stack overflows.
+  const canonical = (input: unknown, above: number): unknown => {
+    if (!input || typeof input !== 'object') return input;
+    if (above >= MAX_DELIVERY_DEPTH) throw tooDeep('body');
+    return Array.isArray(input)
+      ? input.map((item) => canonical(item, above + 1))
+      : Object.fromEntries(Object.keys(input).sort().map((key) => [key, canonical((input as Record<string, unknown>)[key], above + 1)]));
+  };
+  return createHash('sha256').update(JSON.stringify(canonical(value, 0))).digest('hex').slice(0, 32);
 }
 
 /**
@@ -55,7 +90,7 @@ export function contentHash(value: unknown): string {
  * bounds the body, accepts unknown fields, refuses unknown event types, drops redeliveries, and
  * answers as soon as the event is in the log.
  */
-export function createWebhookReceiver({ path, secret, log, maxBytes = 64 * 1024, maxDepth = 32, parse, decode, logger }: WebhookReceiverOptions): SubgraphRoute[] {
+export function createWebhookReceiver({ path, secret, log, maxBytes = 64 * 1024, parse, decode, logger }: WebhookReceiverOptions): SubgraphRoute[] {
   const prefix = `${path.replace(/\/+$/, '')}/`;
   const handler = async (req: IncomingMessage, res: ServerResponse, url: URL) => {
     const given = url.pathname.startsWith(prefix) ? url.pathname.slice(prefix.length) : '';
@@ -74,22 +109,25 @@ export function createWebhookReceiver({ path, secret, log, maxBytes = 64 * 1024,
       }
       throw error;
     }
-    // Refused, not failed: a 5xx would make the service deliver the same body again and again.
-    const json = !decode || String(req.headers['content-type'] ?? '').includes('json');
-    if (json && nestsDeeperThan(raw, maxDepth)) {
-      sendJson(res, 400, { error: `body nests objects and arrays deeper than ${maxDepth} levels` });
-      return;
-    }
+    // Refused, not failed, from here on: a 5xx would make the service deliver the same body again and again.
     let body: unknown;
     try {
-      body = decode ? await decode(raw, String(req.headers['content-type'] ?? '')) : JSON.parse(raw.toString('utf8'));
+      if (decode) body = await decode(raw, String(req.headers['content-type'] ?? ''));
+      else {
+        // JSON whatever the content type says, so its depth is checked whatever it says.
+        refuseDeepJson(raw, 'body');
+        body = JSON.parse(raw.toString('utf8'));
+      }
+      // A decoder that forgot `refuseDeepJson` still hands on nothing deeper than a JSON body may be.
+      if (valueNestsDeeperThan(body, MAX_DELIVERY_DEPTH)) throw tooDeep('body');
     } catch (error) {
       sendJson(res, error instanceof DeliveryRejected ? error.status : 400, { error: error instanceof DeliveryRejected ? error.message : 'body is not JSON' });
       return;
     }
-    let parsed: ParsedDelivery;
+    let event: NewEvent;
     try {
-      parsed = parse(body);
+      const parsed = parse(body);
+      event = { ...parsed, dedupeKey: parsed.dedupeKey ?? `${parsed.type}:${contentHash(body)}` };
     } catch (error) {
       if (error instanceof DeliveryRejected) {
         sendJson(res, error.status, { error: error.message });
@@ -98,8 +136,8 @@ export function createWebhookReceiver({ path, secret, log, maxBytes = 64 * 1024,
       throw error;
     }
     const trace = withTraceContext<Record<string, string>>({}).traceparent;
-    const result = await log.append({ ...parsed, dedupeKey: parsed.dedupeKey ?? `${parsed.type}:${contentHash(body)}`, ...(trace ? { trace } : {}) });
-    logger?.info({ type: parsed.type, duplicate: !result.appended }, 'webhook received');
+    const result = await log.append({ ...event, ...(trace ? { trace } : {}) });
+    logger?.info({ type: event.type, duplicate: !result.appended }, 'webhook received');
     sendJson(res, result.appended ? 202 : 200, result.appended ? { accepted: true } : { accepted: true, duplicate: true });
   };
   return [
