@@ -197,7 +197,7 @@ async function answeredOrReadBack<T>(response: RestResponse, schema: z.ZodType<T
 function toDimension(raw: unknown): DimensionDto {
   if (typeof raw === 'string') return { name: raw, type: null };
   const dimension = asRecord(raw);
-  return { name: String(dimension.name ?? dimension.dimension ?? ''), type: asText(dimension.type) };
+  return { name: asText(dimension.name) ?? asText(dimension.dimension) ?? '', type: asText(dimension.type) };
 }
 
 /**
@@ -209,7 +209,7 @@ export function toDimensionGroups(results: unknown): DimensionGroupDto[] {
   if (Array.isArray(results)) {
     return results.map((raw) => {
       const group = asRecord(raw);
-      return { category: String(group.category ?? group.name ?? ''), dimensions: asArray(group.dimensions).map(toDimension) };
+      return { category: asText(group.category) ?? asText(group.name) ?? '', dimensions: asArray(group.dimensions).map(toDimension) };
     });
   }
   return Object.entries(asRecord(results)).map(([category, dimensions]) => ({

@@ -32,6 +32,7 @@ export function headerValue(headers: Record<string, string>, pattern: RegExp): s
 
 /** Liberal readers of upstream JSON: whatever arrives, a value of the wanted type or null. */
 export const asRecord = (value: unknown): Record<string, unknown> => (value && typeof value === 'object' && !Array.isArray(value) ? (value as Record<string, unknown>) : {});
-export const asText = (value: unknown): string | null => (value === undefined || value === null ? null : String(value));
+/** Text, or a number or boolean written as text; anything else is no text (an object made text is `[object Object]`, or throws). */
+export const asText = (value: unknown): string | null => (typeof value === 'string' ? value : typeof value === 'number' || typeof value === 'boolean' ? String(value) : null);
 export const asNumber = (value: unknown): number | null => toNumber(value) ?? null;
 export const asBoolean = (value: unknown): boolean | null => (typeof value === 'boolean' ? value : value === 'true' ? true : value === 'false' ? false : null);
