@@ -130,6 +130,8 @@ const widgetShape = z.object({
 
 const statsShape = z
   .object({ avgReqPerSec: optNum, nbReq: optNum, rateLimitingRemaining: optNum, rateLimitingBase: optNum })
+  // Each may be null, not all: an answer with none of them (`{}`, another body sent with 200) holds no stats.
+  .refine((stats) => Object.values(stats).some((value) => value !== null), { message: 'none of avgReqPerSec, nbReq, rateLimitingRemaining and rateLimitingBase' })
   .transform(({ avgReqPerSec, nbReq, rateLimitingRemaining, rateLimitingBase }): StatsDto => ({ avgReqPerSec, requestCount: nbReq, quotaRemaining: rateLimitingRemaining, quotaBase: rateLimitingBase }));
 
 /** A list: the envelope `{results, totalCount, currentPage}`, or a bare array. */
@@ -148,7 +150,9 @@ function oneShape<T>(item: z.ZodType<T>): z.ZodType<T> {
   return z.union([
     z.object({ results: z.tuple([item], z.unknown()) }).transform((body): T => body.results[0] as T),
     z.object({ results: item }).transform((body): T => body.results as T),
-    item,
+    // Bare only when it is not an envelope: `{results: [bad]}` read as the object itself would be
+    // one of nulls (its `results` key stripped), hiding the bad value.
+    z.custom<unknown>((body) => !(body !== null && typeof body === 'object' && 'results' in body), { message: 'an envelope whose results hold no valid item' }).pipe(item),
   ]);
 }
 

@@ -392,6 +392,19 @@ describe.each(DIALECTS)('%s dialect', (dialect) => {
       expect((await gql('{ dashboardStats { averageRequestsPerSecond } }')).data).toEqual({ dashboardStats: { averageRequestsPerSecond: 2 ** 31 - 1 } });
     });
 
+    it('refuses a stats answer with a bad count, or none, as UPSTREAM_ERROR rather than stats of nulls', async () => {
+      const good = { avgReqPerSec: 20, nbReq: 1_728_000, rateLimitingBase: 100_000 };
+      for (const body of [{ results: [{ ...good, rateLimitingRemaining: 'n/a' }] }, { results: [] }, {}, { foo: 1 }, { results: {} }, { code: 401, message: 'x' }]) {
+        await emulator.fault({ path: '/stats', status: 200, body, times: 1 });
+        const result = await gql('{ dashboardStats { averageRequestsPerSecond requestCount quotaRemaining quotaBase } }');
+        expect(result.data, JSON.stringify(body)).toEqual({ dashboardStats: null });
+        expect(firstError(result)?.extensions, JSON.stringify(body)).toMatchObject({ code: 'UPSTREAM_ERROR', service: 'dashboards' });
+      }
+      // One count null is that count unknown; the others arrive.
+      await emulator.fault({ path: '/stats', status: 200, body: { results: [{ ...good, rateLimitingRemaining: null }] }, times: 1 });
+      expect((await gql('{ dashboardStats { requestCount quotaRemaining } }')).data).toEqual({ dashboardStats: { requestCount: 1_728_000, quotaRemaining: null } });
+    });
+
     it('names any count no Int carries as the service’s error at its field, keeping the rest of the answer', async () => {
       await emulator.fault({ path: '/dashboards', status: 200, body: { results: [{ id: 'dsh_0001', name: 'API health', slug: 'api-health' }], totalCount: 3_000_000_000, currentPage: 0 }, times: 1 });
       const list = await gql('{ dashboards { totalCount edges { node { id } } } }');
