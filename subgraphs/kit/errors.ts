@@ -30,6 +30,12 @@ export interface UpstreamOutcome {
   cursor?: boolean;
   /** The caller's credentials, scrubbed from the upstream's words before they are cut short. */
   secrets?: Secrets;
+  /**
+   * The status whose row the outcome falls under, when the service states it in its body whatever
+   * the HTTP status (the messaging service's `{status: "fail", code}`); `status` stays the HTTP one.
+   * @default from `status` and the body
+   */
+  row?: number;
 }
 
 /** What an upstream answers to a page link it no longer honours (the marketplace's `next` URL lives 10 minutes). */
@@ -170,10 +176,10 @@ function retryAfterSeconds(value: string | null | undefined): number | undefined
  * The one table from upstream outcomes to GraphQL errors. Returns null where the outcome
  * means "nothing there" (404 on a lookup), which the field reports as null without an error.
  */
-export function errorForUpstream({ service, status, body, retryAfter, lookup, cursor, secrets = [] }: UpstreamOutcome): GraphQLError | null {
+export function errorForUpstream({ service, status, body, retryAfter, lookup, cursor, secrets = [], row: declaredRow }: UpstreamOutcome): GraphQLError | null {
   const said = upstreamMessage(body, secrets);
   const fieldErrors = fieldErrorsOf(body, secrets);
-  const row = rowStatus(status, body, fieldErrors);
+  const row = declaredRow ?? rowStatus(status, body, fieldErrors);
   // `status` stays the HTTP status the upstream answered, whichever row the outcome falls under.
   const base = { service, status };
   const message = (fallback: string) => `${service}: ${said ?? fallback}`;

@@ -262,8 +262,8 @@ export function createMessagingClient({ transport, token }: { transport: RestTra
     const envelope = checked(Envelope, response.body, request.operation, response.status);
     if (envelope.status.toLowerCase() !== 'pass') {
       const declared = toNumber(envelope.code);
-      const status = declared !== undefined && declared >= 400 && declared <= 599 ? declared : response.status >= 400 ? response.status : 400;
-      throw errorForUpstream({ service: SERVICE, status, body: { message: envelope.message ?? undefined } })!;
+      const row = declared !== undefined && declared >= 400 && declared <= 599 ? declared : response.status >= 400 ? response.status : 400;
+      throw errorForUpstream({ service: SERVICE, status: response.status, row, body: { message: envelope.message ?? undefined } })!;
     }
     return { results: envelope.results, message: envelope.message ?? null, status: response.status };
   }

@@ -285,9 +285,12 @@ describe('messaging: login, credentials and failures', () => {
     expect(await m.emulator.requests()).toEqual([]);
   });
 
-  it('a wrong password is UNAUTHENTICATED', async () => {
+  it('a wrong password is UNAUTHENTICATED, `status` the HTTP status whether the fail body came with 400 or 200', async () => {
     const result = await m.gql('mutation($e: String!) { logIn(email: $e, password: "wrong password") { accountId } }', { e: DEMO_LOGIN.email }, {});
-    expect(result.errors![0]!.extensions).toMatchObject({ code: 'UNAUTHENTICATED', service: 'messaging' });
+    expect(result.errors![0]!.extensions).toMatchObject({ code: 'UNAUTHENTICATED', service: 'messaging', status: 400 });
+    await m.emulator.control('variants', { failureStatus: 200 });
+    const live = await m.gql('mutation($e: String!) { logIn(email: $e, password: "wrong password") { accountId } }', { e: DEMO_LOGIN.email }, {});
+    expect(live.errors![0]!.extensions).toMatchObject({ code: 'UNAUTHENTICATED', service: 'messaging', status: 200 });
   });
 
   it('without a credential: UNAUTHENTICATED and no call; with a refused one: UNAUTHENTICATED', async () => {
