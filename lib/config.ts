@@ -78,7 +78,7 @@ export function readBoolean(env: Env, name: string, fallback: boolean): boolean 
   if (raw === undefined || raw === '') return fallback;
   if (['1', 'true', 'yes', 'on'].includes(raw)) return true;
   if (['0', 'false', 'no', 'off'].includes(raw)) return false;
-  throw new ConfigError(`${name} must be true or false; got "${env[name]}".`);
+  throw new ConfigError(`${name} must be on or off (also true/false, yes/no, 1/0); got "${env[name]}".`);
 }
 
 /** Runs a process's main function; a ConfigError exits with its message, not a stack. */

@@ -118,12 +118,20 @@ export interface FormatOptions {
   service?: string;
 }
 
+/**
+ * graphql-js stops its check that same-named fields merge once the comparisons pass a budget (they
+ * grow with the square of the repeats: some 700 copies of one field), and says only this.
+ */
+const VALIDATION_ABORTED = 'Validation aborted.';
+const ABORTED_MESSAGE = 'the operation repeats fields of one name too often in one selection set to be checked (graphql-js stops its merge check); select each field once, or alias fewer copies';
+
 /** The one formatError of every server: input errors named, upstream values no type carries blamed, unexpected errors masked. */
 export function formatGraphError(logger: Logger, { hideSuggestions = false, service }: FormatOptions = {}) {
   const mask = maskUnexpectedErrors(logger);
   const upstreamValue = service === undefined ? undefined : upstreamValueError(logger, service);
   return (formatted: GraphQLFormattedError, error: unknown): GraphQLFormattedError => {
-    const blamed = upstreamValue ? upstreamValue(formatted) : formatted;
+    const worded = formatted.message === VALIDATION_ABORTED ? { ...formatted, message: ABORTED_MESSAGE } : formatted;
+    const blamed = upstreamValue ? upstreamValue(worded) : worded;
     const result = mask(normaliseInputError(blamed, error), error);
     return hideSuggestions ? withoutSuggestions(result) : result;
   };

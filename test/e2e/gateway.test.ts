@@ -78,6 +78,9 @@ describe('the gateway', () => {
     expect(tooDeep.errors?.[0]).toMatchObject({ message: 'the operation nests 6 levels deep; at most 4 are allowed', extensions: { code: 'GRAPHQL_VALIDATION_FAILED' } });
     const wide = `{ ${Array.from({ length: 21 }, (_, index) => `a${index}: teapot`).join(' ')} }`;
     expect((await limited.gql(wide)).errors?.[0]?.message).toBe('the operation selects more than 20 fields');
+    // Under the field limit, but past graphql-js's budget for checking that same-named fields merge.
+    const repeated = await t.gql(`{ dashboardStats { ${Array.from({ length: 800 }, () => '__typename').join(' ')} } }`);
+    expect(repeated.errors?.[0]).toMatchObject({ message: expect.stringContaining('repeats fields of one name too often'), extensions: { code: 'GRAPHQL_VALIDATION_FAILED' } });
     const overWs = subscribeWs(limited.graphqlUrl, 'subscription { bonusCreated { bonus { giver { customProperties { name } } } } }', { connectionParams: { 'x-recognition-token': DEMO_TOKENS.member } });
     try {
       // graphql-ws reports validation failures as an `error` message that ends the subscription.

@@ -18,7 +18,7 @@ describe('fast-path switches', () => {
   });
 
   it('refuse a value that is neither on nor off, naming the setting', () => {
-    expect(() => readGatewayConfig({ GATEWAY_PASS_THROUGH: 'sometimes' })).toThrow(new ConfigError('GATEWAY_PASS_THROUGH must be true or false; got "sometimes".'));
+    expect(() => readGatewayConfig({ GATEWAY_PASS_THROUGH: 'sometimes' })).toThrow(new ConfigError('GATEWAY_PASS_THROUGH must be on or off (also true/false, yes/no, 1/0); got "sometimes".'));
     expect(() => readDashboardsConfig({ SUBGRAPH_COMPILED_EXECUTION: 'maybe' })).toThrow(/SUBGRAPH_COMPILED_EXECUTION/);
   });
 });
