@@ -67,6 +67,8 @@ function isLandingPage(req: http.IncomingMessage): boolean {
   return !OPERATION_PARAMS.some((name) => params.has(name));
 }
 
+const SANDBOX_OFF = 'Apollo Sandbox is off on this gateway (SANDBOX). Send operations with POST /graphql, or GET /graphql?query=…';
+
 export interface StartedGateway extends Started {
   /** The GraphQL endpoint (HTTP, WebSocket and SSE). */
   graphqlUrl: string;
@@ -280,6 +282,8 @@ export async function startGateway(config: GatewayConfig, logger: Logger): Promi
     if (dashboard?.handles(url.pathname)) return dashboard.handle(req, res, url.pathname);
     switch (url.pathname) {
       case '/graphql':
+        // Apollo Server would answer a browser here with its CSRF refusal, which reads as an attack.
+        if (!config.sandbox && isLandingPage(req)) return sendJson(res, 404, { message: SANDBOX_OFF });
         if ((authenticator.enabled || limiter.enabled) && !isLandingPage(req)) {
           let caller: Authenticated;
           try {

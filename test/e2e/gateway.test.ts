@@ -5,7 +5,7 @@ import { subscribeWs } from '../support/subscribers.ts';
 
 const t = await startTestStack();
 const emulator = t.emulator('recognition');
-const limited = await startTestStack({ MAX_QUERY_DEPTH: '4', MAX_QUERY_FIELDS: '20' });
+const limited = await startTestStack({ MAX_QUERY_DEPTH: '4', MAX_QUERY_FIELDS: '20', SANDBOX: 'off' });
 
 describe('the gateway', () => {
   it('forwards each credential only to its own service, and no other caller header', async () => {
@@ -53,6 +53,14 @@ describe('the gateway', () => {
     expect(html).toContain('EmbeddedSandbox');
     expect(html).toContain('x-recognition-token');
     expect(html).toContain('x-dashboards-token');
+  });
+
+  it('with Sandbox off, tells a browser so on GET /graphql, and still runs a GET operation', async () => {
+    const page = await fetch(limited.graphqlUrl, { headers: { accept: 'text/html' } });
+    expect(page.status).toBe(404);
+    expect(((await page.json()) as { message: string }).message).toContain('Sandbox is off');
+    const run = await fetch(`${limited.graphqlUrl}?query=${encodeURIComponent('{ __typename }')}`, { headers: { accept: 'application/json', 'apollo-require-preflight': 'true' } });
+    expect(await run.json()).toEqual({ data: { __typename: 'Query' } });
   });
 
   it('exposes Prometheus metrics', async () => {
