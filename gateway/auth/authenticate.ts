@@ -2,7 +2,7 @@ import type { Logger } from '../../lib/logger.ts';
 import { makeTrustedProxies } from '../../lib/trustedProxies.ts';
 import type { Headers } from '../context.ts';
 import { parseScopes, type Principal } from './principal.ts';
-import { createCredentialStore, type CredentialStore } from './serviceCredentials.ts';
+import { createCredentialStore, CredentialsUnavailable, type CredentialStore } from './serviceCredentials.ts';
 import { createTokenVerifier, TokenRefused, type TokenSettings } from './tokens.ts';
 
 export interface AuthSettings extends TokenSettings {
@@ -27,7 +27,7 @@ export interface Authenticated {
   headers: Headers;
 }
 
-/** A request the graph refuses before any work: 401 (or 503 when the authorization server is away). */
+/** A request the graph refuses before any work: 401 (or 503 when the authorization server, or the Redis holding its credentials, is away). */
 export class AuthFailure extends Error {
   override name = 'AuthFailure';
   constructor(
@@ -52,7 +52,14 @@ export function createAuthenticator(settings: AuthSettings, logger: Logger) {
   const enabled = settings.mode === 'oauth2';
   const verifier = enabled ? createTokenVerifier(settings) : undefined;
   const proxies = makeTrustedProxies(settings.trustedProxies);
-  const store: CredentialStore | undefined = enabled ? createCredentialStore({ file: settings.credentialsFile, given: settings.principalCredentials, redisUrl: settings.redisUrl }) : undefined;
+  // One line per outage, not one per request while Redis is away.
+  let warnedAt = -Infinity;
+  const onReadFailure = (error: Error) => {
+    if (Date.now() - warnedAt < 10_000) return;
+    warnedAt = Date.now();
+    logger.warn({ reason: error.message }, 'the service credentials held for principals could not be read from Redis');
+  };
+  const store: CredentialStore | undefined = enabled ? createCredentialStore({ file: settings.credentialsFile, given: settings.principalCredentials, redisUrl: settings.redisUrl, onReadFailure }) : undefined;
   const metadata = settings.resourceMetadataUrl ? `, resource_metadata="${settings.resourceMetadataUrl}"` : '';
 
   function fromProxy(headers: Headers, remoteAddress: string | undefined): Principal | undefined {
@@ -87,7 +94,14 @@ export function createAuthenticator(settings: AuthSettings, logger: Logger) {
         if (settings.required) throw new AuthFailure('this graph needs a bearer token: Authorization: Bearer <token>', 401, `Bearer${metadata ? ` ${metadata.slice(2)}` : ''}`);
         return { headers };
       }
-      const mapped = await store!.credentialsFor(principal.id);
+      let mapped;
+      try {
+        mapped = await store!.credentialsFor(principal.id);
+      } catch (error) {
+        if (!(error instanceof CredentialsUnavailable)) throw error;
+        // The token is good: retrying soon will do, signing in again would not.
+        throw new AuthFailure('the service credentials held for this caller could not be read now; try again', 503, `Bearer error="temporarily_unavailable"${metadata}`);
+      }
       // The caller's own service headers win: a partner may bring a credential of its own.
       return { principal, headers: Object.keys(mapped).length ? { ...mapped, ...headers } : headers };
     },

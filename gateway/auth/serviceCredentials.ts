@@ -13,9 +13,18 @@ const credentialsFile = z.object({ principals: z.record(z.string().min(1), z.rec
 export type ServiceCredentials = Readonly<Record<string, string>>;
 
 export interface CredentialStore {
-  /** The service credentials the operator mapped to this principal; empty when none. */
+  /**
+   * The service credentials the operator mapped to this principal; empty when none. Rejects with
+   * `CredentialsUnavailable` when Redis cannot be read and no recent answer is held: "none" would
+   * tell a signed-in partner to send a header it is not meant to have.
+   */
   credentialsFor(principalId: string): Promise<ServiceCredentials>;
   close(): Promise<void>;
+}
+
+/** Redis did not answer for the principal's credentials: transient, the caller should retry. */
+export class CredentialsUnavailable extends Error {
+  override name = 'CredentialsUnavailable';
 }
 
 const REDIS_PREFIX = 'graph:principal-credentials:';
@@ -29,21 +38,36 @@ function onlyCredentialHeaders(source: string, entries: Record<string, string>):
   return out;
 }
 
+/** After a failed read, how long a principal is served its last values before Redis is asked again. */
+const RETRY_AFTER_FAILURE_MS = 1_000;
+
 /**
  * Service credentials held by the graph, so that a partner signed in with OAuth 2.0 never sees or
  * sends an upstream key: from a file read at start, and from Redis (a hash per principal, read
  * through a short cache) when the operator keeps them there.
+ *
+ * A failed read is never remembered. While Redis fails, a principal read within `staleMs` keeps
+ * its last values (removing a credential in Redis cannot take effect while Redis is away anyway);
+ * any other principal gets `CredentialsUnavailable`. Each read waits at most the request Redis
+ * timeout, and concurrent requests of one principal share one read.
  */
 export function createCredentialStore({
   file,
   given = {},
   redisUrl,
   cacheMs = 30_000,
+  staleMs = 300_000,
+  onReadFailure,
 }: {
   file?: string | undefined;
   given?: Readonly<Record<string, Readonly<Record<string, string>>>>;
   redisUrl?: string | undefined;
+  /** How long an answer from Redis is used without asking again. @default 30000 */
   cacheMs?: number;
+  /** How long after it was read an answer stands in while Redis fails. @default 300000 */
+  staleMs?: number;
+  /** Told of each failed read (never with a credential). */
+  onReadFailure?: ((error: Error) => void) | undefined;
 }): CredentialStore {
   const fromFile = new Map<string, ServiceCredentials>();
   for (const [principal, entries] of Object.entries(given)) fromFile.set(principal, onlyCredentialHeaders('principal credentials', entries));
@@ -57,8 +81,32 @@ export function createCredentialStore({
     }
     for (const [principal, entries] of Object.entries(parsed.principals)) fromFile.set(principal, onlyCredentialHeaders('AUTH_CREDENTIALS_FILE', entries));
   }
+  // Bounded in time by its command timeout: a silent Redis costs a request that much, never a hang.
   const redis = redisUrl ? createRequestRedis(redisUrl) : undefined;
-  const cached = createBoundedCache<{ credentials: ServiceCredentials; until: number }>(10_000);
+  const cached = createBoundedCache<{ credentials: ServiceCredentials; readAt: number; until: number }>(10_000);
+  // At most one per principal with a request waiting, so as many as requests in flight.
+  const reading = new Map<string, Promise<ServiceCredentials>>();
+
+  async function read(principalId: string): Promise<ServiceCredentials> {
+    let stored: Record<string, string>;
+    try {
+      stored = await redis!.hgetall(`${REDIS_PREFIX}${principalId}`);
+    } catch (error) {
+      onReadFailure?.(error instanceof Error ? error : new Error(String(error)));
+      const last = cached.get(principalId);
+      const now = Date.now();
+      if (last && now - last.readAt <= staleMs) {
+        last.until = now + RETRY_AFTER_FAILURE_MS;
+        return last.credentials;
+      }
+      throw new CredentialsUnavailable('the service credentials held for this caller could not be read');
+    }
+    const credentials: Record<string, string> = {};
+    for (const [name, value] of Object.entries(stored)) if (isCredentialHeader(name)) credentials[name.toLowerCase()] = value;
+    const now = Date.now();
+    cached.set(principalId, { credentials, readAt: now, until: now + cacheMs });
+    return credentials;
+  }
 
   return {
     async credentialsFor(principalId) {
@@ -66,16 +114,12 @@ export function createCredentialStore({
       if (!redis) return own;
       const hit = cached.get(principalId);
       if (hit && hit.until > Date.now()) return { ...own, ...hit.credentials };
-      let stored: Record<string, string> = {};
-      try {
-        stored = await redis.hgetall(`${REDIS_PREFIX}${principalId}`);
-      } catch {
-        // Redis away: what the file holds still works; the caller's own headers too.
+      let pending = reading.get(principalId);
+      if (!pending) {
+        pending = read(principalId).finally(() => reading.delete(principalId));
+        reading.set(principalId, pending);
       }
-      const credentials: Record<string, string> = {};
-      for (const [name, value] of Object.entries(stored)) if (isCredentialHeader(name)) credentials[name.toLowerCase()] = value;
-      cached.set(principalId, { credentials, until: Date.now() + cacheMs });
-      return { ...own, ...credentials };
+      return { ...own, ...(await pending) };
     },
     async close() {
       redis?.disconnect();
