@@ -72,9 +72,15 @@ export function createCredentialStore({
   const fromFile = new Map<string, ServiceCredentials>();
   for (const [principal, entries] of Object.entries(given)) fromFile.set(principal, onlyCredentialHeaders('principal credentials', entries));
   if (file) {
+    let text: string;
+    try {
+      text = readFileSync(file, 'utf8');
+    } catch (error) {
+      throw new ConfigError(`AUTH_CREDENTIALS_FILE (${file}) cannot be read: ${(error as NodeJS.ErrnoException).code ?? 'unknown error'}.`);
+    }
     let parsed: z.infer<typeof credentialsFile>;
     try {
-      parsed = credentialsFile.parse(JSON.parse(readFileSync(file, 'utf8')));
+      parsed = credentialsFile.parse(JSON.parse(text));
     } catch (error) {
       // The message names the file and the shape expected, never a value from it.
       throw new ConfigError(`AUTH_CREDENTIALS_FILE (${file}) must be JSON like {"principals": {"<client id>": {"x-recognition-token": "..."}}}${error instanceof z.ZodError ? `: ${error.issues[0]?.path.join('.')} ${error.issues[0]?.message}` : ''}.`);
