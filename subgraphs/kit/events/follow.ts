@@ -1,7 +1,28 @@
 import { badUserInput } from '../errors.ts';
 import type { EventLog, LoggedEvent } from './eventLog.ts';
 
-const REPLAY_BATCH = 500;
+/** Events read from the log at a time while replaying. */
+export const REPLAY_BATCH = 500;
+
+/** The error of a replay read that failed, by the stand-in event the follower yielded for it. */
+const failedReads = new WeakMap<LoggedEvent, Error>();
+
+/**
+ * The error a follower yielded in place of the events it could not read, for the subscription's
+ * `resolve` to raise (`resolveEvent`). Thrown from the iterator instead, it would end the stream
+ * as a failure (graphql-ws's `error`), which the gateway passes on and never retries; raised while
+ * resolving the event, it is a result with that error, and on a transient one (the log's
+ * `UPSTREAM_UNAVAILABLE`) the gateway resubscribes from its last cursor.
+ */
+export function failedReadOf(event: LoggedEvent): Error | undefined {
+  return failedReads.get(event);
+}
+
+function standInFor(error: unknown, position: string | undefined): LoggedEvent {
+  const event: LoggedEvent = { dedupeKey: '', type: '', occurredAt: '', payload: null, position: position ?? '' };
+  failedReads.set(event, error instanceof Error ? error : new Error(String(error)));
+  return event;
+}
 
 /**
  * Follows the log from a position: first what it still holds after `after` (when given), then
@@ -11,6 +32,9 @@ const REPLAY_BATCH = 500;
  * Event cursors are not signed, so `after` is checked here: a position of no form this log writes,
  * or one past its newest event, is BAD_USER_INPUT naming `after`. Followed, a position ahead of the
  * log would skip every live event until the log caught up with it: a stream that stays silent.
+ *
+ * The log failing while `after` is checked fails the subscription with its error; failing while
+ * replaying, it ends the stream with one stand-in event carrying the error (`failedReadOf`).
  */
 export async function followLog(log: EventLog, after: string | undefined, accept: (event: LoggedEvent) => boolean = () => true): Promise<AsyncIterableIterator<LoggedEvent>> {
   if (after !== undefined) {
@@ -28,26 +52,38 @@ export async function followLog(log: EventLog, after: string | undefined, accept
 
   async function* generate(): AsyncGenerator<LoggedEvent> {
     let last = after;
-    if (after !== undefined) {
-      for (;;) {
-        const batch = await log.readAfter(last, REPLAY_BATCH);
-        for (const event of batch) {
+    try {
+      if (after !== undefined) {
+        for (;;) {
+          let batch: LoggedEvent[];
+          try {
+            batch = await log.readAfter(last, REPLAY_BATCH);
+          } catch (error) {
+            // The stream ends on this one result (failedReadOf): what comes after `last` is read again on resuming.
+            yield standInFor(error, last);
+            return;
+          }
+          for (const event of batch) {
+            last = event.position;
+            if (accept(event)) yield event;
+          }
+          if (batch.length < REPLAY_BATCH) break;
+        }
+      }
+      while (!done) {
+        while (live.length) {
+          const event = live.shift()!;
+          // The live feed overlaps the replay: skip what the replay already gave.
+          if (last !== undefined && !log.isAfter(event.position, last)) continue;
           last = event.position;
           if (accept(event)) yield event;
         }
-        if (batch.length < REPLAY_BATCH) break;
+        await new Promise<void>((resolve) => (wake = resolve));
+        wake = undefined;
       }
-    }
-    while (!done) {
-      while (live.length) {
-        const event = live.shift()!;
-        // The live feed overlaps the replay: skip what the replay already gave.
-        if (last !== undefined && !log.isAfter(event.position, last)) continue;
-        last = event.position;
-        if (accept(event)) yield event;
-      }
-      await new Promise<void>((resolve) => (wake = resolve));
-      wake = undefined;
+    } finally {
+      // Ended from within too (a failed read), where no one calls `return`: the listener goes with it.
+      stop();
     }
   }
 

@@ -1,5 +1,8 @@
 import { Redis } from 'ioredis';
+import { ErrorCode } from '../../../lib/errors.ts';
 import type { Logger } from '../../../lib/logger.ts';
+import { createRequestRedis } from '../../../lib/requestRedis.ts';
+import { graphError } from '../errors.ts';
 import { DEFAULT_EVENT_LOG_MAX_BYTES, type AppendResult, type EventLog, type LoggedEvent, type NewEvent } from './eventLog.ts';
 
 export interface RedisLogOptions {
@@ -12,6 +15,13 @@ export interface RedisLogOptions {
   maxBytes?: number;
   /** How long dedupe keys and remembered entities live. @default 7 days */
   retentionSeconds?: number;
+  /**
+   * How long one command may wait on Redis (an append, a replay's read, a lookup) before it fails
+   * with `UPSTREAM_UNAVAILABLE`; the live reader waits its block and this much more. @default 2000
+   */
+  commandTimeoutMs?: number;
+  /** How long the live reader's `XREAD` blocks, waiting for new entries. @default 5000 */
+  readBlockMs?: number;
   logger?: Logger;
 }
 
@@ -50,17 +60,45 @@ function parseId(id: string): [bigint, bigint] | undefined {
   return match ? [BigInt(match[1]!), BigInt(match[2]!)] : undefined;
 }
 
+/** Which ioredis reports for a command that got no answer within `commandTimeout`. */
+const timedOut = (error: unknown) => error instanceof Error && error.message === 'Command timed out';
+
 /**
  * The log on Redis Streams, shared by every replica: one stream of events, dedupe keys with a
  * retention, and one blocking reader per process that feeds local subscribers.
+ *
+ * A Redis that refuses connections or never answers fails each command within `commandTimeoutMs`
+ * with `UPSTREAM_UNAVAILABLE`: ingestion then answers 5xx (the service delivers again later), and a
+ * subscription resuming from a cursor gets a transient error the gateway retries, never a masked
+ * internal error that ends the stream.
  */
-export async function createRedisLog({ url, prefix, maxLength = 100_000, maxBytes = DEFAULT_EVENT_LOG_MAX_BYTES, retentionSeconds = 7 * 24 * 3600, logger }: RedisLogOptions): Promise<EventLog> {
-  const redis = new Redis(url, { lazyConnect: true, maxRetriesPerRequest: 3 });
-  const reader = new Redis(url, { lazyConnect: true, maxRetriesPerRequest: null });
-  await Promise.all([redis.connect(), reader.connect()]);
+export async function createRedisLog({ url, prefix, maxLength = 100_000, maxBytes = DEFAULT_EVENT_LOG_MAX_BYTES, retentionSeconds = 7 * 24 * 3600, commandTimeoutMs = 2000, readBlockMs = 5000, logger }: RedisLogOptions): Promise<EventLog> {
+  const connectionFailed = (error: Error) => logger?.warn({ error: error.message }, 'event log: Redis connection failed');
+  const redis = createRequestRedis(url, { commandTimeoutMs, onError: connectionFailed });
+  // A read may block for `readBlockMs` by design, so its bound is longer; it waits for a connection
+  // that is reconnecting (maxRetriesPerRequest null) rather than spin while Redis is away.
+  const openReader = () => {
+    const reader = new Redis(url, { lazyConnect: true, maxRetriesPerRequest: null, commandTimeout: readBlockMs + commandTimeoutMs });
+    reader.on('error', connectionFailed);
+    return reader;
+  };
+  let reader = openReader();
   const stream = `${prefix}:events`;
   const listeners = new Set<(event: LoggedEvent) => void>();
   let closed = false;
+
+  const unavailable = (error: unknown) => {
+    logger?.warn({ error: (error as Error).message }, 'event log: Redis did not answer');
+    return graphError('the event log is kept in Redis, which did not answer; try again shortly', { code: ErrorCode.UpstreamUnavailable });
+  };
+  /** One command on Redis, its failure typed (the caller's answer to it is transient, not a bug). */
+  async function ask<T>(command: () => Promise<T>): Promise<T> {
+    try {
+      return await command();
+    } catch (error) {
+      throw unavailable(error);
+    }
+  }
 
   const decode = ([id, fields]: [string, string[]]): LoggedEvent | undefined => {
     const raw = fields[fields.indexOf('e') + 1];
@@ -70,16 +108,23 @@ export async function createRedisLog({ url, prefix, maxLength = 100_000, maxByte
   };
 
   async function head(): Promise<string | undefined> {
-    const [last] = await redis.xrevrange(stream, '+', '-', 'COUNT', 1);
+    const [last] = await ask(() => redis.xrevrange(stream, '+', '-', 'COUNT', 1));
     return last?.[0];
   }
 
   // The reader starts at the head now, so a subscriber attached from here on misses nothing.
-  let lastRead = (await head()) ?? '0-0';
-  const loop = (async () => {
+  let lastRead: string;
+  try {
+    lastRead = (await head()) ?? '0-0';
+  } catch (error) {
+    redis.disconnect();
+    reader.disconnect();
+    throw error;
+  }
+  void (async () => {
     while (!closed) {
       try {
-        const batches = (await reader.xread('COUNT', 1000, 'BLOCK', 5000, 'STREAMS', stream, lastRead)) as [string, [string, string[]][]][] | null;
+        const batches = (await reader.xread('COUNT', 1000, 'BLOCK', readBlockMs, 'STREAMS', stream, lastRead)) as [string, [string, string[]][]][] | null;
         for (const [, entries] of batches ?? []) {
           for (const entry of entries) {
             lastRead = entry[0];
@@ -90,6 +135,13 @@ export async function createRedisLog({ url, prefix, maxLength = 100_000, maxByte
       } catch (error) {
         if (closed) break;
         logger?.warn({ error: (error as Error).message }, 'event log reader failed; retrying');
+        if (timedOut(error)) {
+          // A connection that took a read (or its handshake) and never answered may never answer
+          // again (a peer gone without a reset), and the next read would queue behind it: read on
+          // a new one.
+          reader.disconnect();
+          reader = openReader();
+        }
         await new Promise((resolve) => setTimeout(resolve, 500));
       }
     }
@@ -101,12 +153,13 @@ export async function createRedisLog({ url, prefix, maxLength = 100_000, maxByte
       const keys = [`${prefix}:dedupe:${event.dedupeKey}`, stream, `${stream}:bytes`, ...entities.map((entity) => `${prefix}:entity:${entity.kind}:${entity.id}`)];
       const body = JSON.stringify({ dedupeKey: event.dedupeKey, type: event.type, occurredAt: event.occurredAt, payload: event.payload, ...(event.trace ? { trace: event.trace } : {}) });
       const args = [String(retentionSeconds), String(maxLength), String(maxBytes), body, ...entities.map((entity) => JSON.stringify(entity.value))];
-      const id = (await redis.eval(APPEND, keys.length, ...keys, ...args)) as string | null;
+      // Timed out, the script may still run once Redis answers: the service's redelivery is then a duplicate.
+      const id = (await ask(() => redis.eval(APPEND, keys.length, ...keys, ...args))) as string | null;
       return id ? { appended: true, position: id } : { appended: false };
     },
     async readAfter(position, limit) {
       const start = position !== undefined && parseId(position) ? `(${position}` : '-';
-      const entries = (await redis.xrange(stream, start, '+', 'COUNT', limit)) as [string, string[]][];
+      const entries = (await ask(() => redis.xrange(stream, start, '+', 'COUNT', limit))) as [string, string[]][];
       return entries.map(decode).filter((event): event is LoggedEvent => event !== undefined);
     },
     head,
@@ -126,15 +179,16 @@ export async function createRedisLog({ url, prefix, maxLength = 100_000, maxByte
       return left[0] > right[0] || (left[0] === right[0] && left[1] > right[1]);
     },
     async findEntity(kind, id) {
-      const raw = await redis.get(`${prefix}:entity:${kind}:${id}`);
+      const raw = await ask(() => redis.get(`${prefix}:entity:${kind}:${id}`));
       return raw === null ? undefined : (JSON.parse(raw) as unknown);
     },
     async close() {
       closed = true;
       listeners.clear();
+      // The read in flight ends within its bound and the loop with it; nothing waits for that: a
+      // read queued while Redis is away is not released by a disconnect, only by its timeout.
       reader.disconnect();
-      await loop;
-      await redis.quit().catch(() => undefined);
+      await redis.quit().catch(() => redis.disconnect());
     },
   };
 }
