@@ -7,6 +7,11 @@ import type { SubgraphRoute } from '../server.ts';
 import type { EventLog, NewEvent } from './eventLog.ts';
 import { secretMatches } from '../../../lib/secretMatches.ts';
 import { withTraceContext } from '../../../lib/tracing.ts';
+import { ErrorCode } from '../../../lib/errors.ts';
+import { GraphQLError } from 'graphql';
+
+/** What a delivery refused while the event log is unavailable asks of the service before it delivers again. */
+const LOG_UNAVAILABLE_RETRY_SECONDS = 5;
 
 /** What a service's parser makes of one delivery; null when the event type is not one we know. */
 export type ParsedDelivery = Omit<NewEvent, 'dedupeKey'> & { dedupeKey?: string };
@@ -136,7 +141,16 @@ export function createWebhookReceiver({ path, secret, log, maxBytes = 64 * 1024,
       throw error;
     }
     const trace = withTraceContext<Record<string, string>>({}).traceparent;
-    const result = await log.append({ ...event, ...(trace ? { trace } : {}) });
+    let result: Awaited<ReturnType<EventLog['append']>>;
+    try {
+      result = await log.append({ ...event, ...(trace ? { trace } : {}) });
+    } catch (error) {
+      // The log's store is away (Redis down or silent): the service is told to deliver again shortly.
+      if (!(error instanceof GraphQLError) || error.extensions.code !== ErrorCode.UpstreamUnavailable) throw error;
+      logger?.warn({ type: event.type }, 'webhook not kept: the event log is unavailable; the service will deliver it again');
+      sendJson(res, 503, { error: 'the event log is unavailable; deliver again later' }, { 'retry-after': String(LOG_UNAVAILABLE_RETRY_SECONDS) });
+      return;
+    }
     logger?.info({ type: event.type, duplicate: !result.appended }, 'webhook received');
     sendJson(res, result.appended ? 202 : 200, result.appended ? { accepted: true } : { accepted: true, duplicate: true });
   };
