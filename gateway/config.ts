@@ -11,6 +11,7 @@ import type { ExplorerHintSettings } from './auth/explorerHints.ts';
 import type { RateLimitSettings } from './rateLimit.ts';
 import { readCircuitBreakerSettings, type CircuitBreakerSettings } from '../lib/circuitBreaker.ts';
 import { readTrustedDocumentsSettings, type TrustedDocumentsSettings } from './trustedDocuments.ts';
+import type { DropChannel } from './microCacheChannel.ts';
 
 export interface GatewayConfig {
   port: number;
@@ -116,6 +117,10 @@ export interface MicroCacheSettings {
   maxEntries: number;
   /** Bytes of answers kept at once. @default 16 MiB */
   maxBytes: number;
+  /** REDIS_URL: the gateways on it tell each other of writes (gateway/microCacheChannel.ts). */
+  redisUrl?: string | undefined;
+  /** That channel, opened by whoever runs the gateway (gateway/main.ts) and closed after it; undefined: this gateway alone. */
+  channel?: DropChannel | undefined;
 }
 
 /** `Query.rewardCatalog:2000,Query.dashboardStats:500`: each opted-in root field and its time to live in ms. */
@@ -207,6 +212,7 @@ export function readGatewayConfig(env: Env, overrides: Partial<GatewayConfig> = 
       fields: readMicroCacheFields(env),
       maxEntries: readInt(env, 'GATEWAY_MICRO_CACHE_MAX_ENTRIES', 1000, { min: 1, max: 1_000_000 }),
       maxBytes: readInt(env, 'GATEWAY_MICRO_CACHE_MAX_BYTES', 16 * 1024 * 1024, { min: 1024, max: 1024 * 1024 * 1024 }),
+      redisUrl: readUrl(env, 'REDIS_URL', ['redis:', 'rediss:']),
     },
     // A rate of 0 is off; a burst is twice the rate unless set.
     rateLimits: {

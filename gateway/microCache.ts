@@ -2,6 +2,7 @@ import { createHash } from 'node:crypto';
 import { Kind, parse, type OperationDefinitionNode } from 'graphql';
 import type { SubgraphAnswer } from './fetcher.ts';
 import { readKey } from './inFlight.ts';
+import type { DropChannel, Drops } from './microCacheChannel.ts';
 
 export interface MicroCacheOptions {
   /** Root field (`Query.rewardCatalog`) to how long a read of it is kept, in ms. */
@@ -12,6 +13,12 @@ export interface MicroCacheOptions {
   maxBytes: number;
   /** @default Date.now */
   now?: () => number;
+  /**
+   * The other gateways on the same Redis (gateway/microCacheChannel.ts): a credential's mutation
+   * through any of them drops what this one kept for it, and nothing is kept or answered while the
+   * channel is not live. Undefined: this gateway alone.
+   */
+  channel?: DropChannel | undefined;
 }
 
 export interface MicroCache {
@@ -31,6 +38,16 @@ export interface MicroCache {
   set(key: string, answer: SubgraphAnswer, ttlMs: number): void;
   /** Forgets every answer kept for `credential` by `subgraph`: it sent a mutation, which they may predate. */
   drop(subgraph: string, credential: string): void;
+  /**
+   * Has every other gateway on the channel `drop` the same; resolves once the channel took it (at
+   * once without one), never rejects. Called once the mutation is answered, before the answer goes back.
+   */
+  announce(subgraph: string, credential: string): Promise<void>;
+  /**
+   * `listener` learns which credentials (as `credentialDigest`) wrote to `subgraph` through another
+   * gateway, or `undefined` for every credential, so that reads of theirs on their way are not kept.
+   */
+  watch(subgraph: string, listener: (digests: ReadonlySet<string> | undefined) => void): void;
   readonly hits: number;
   readonly misses: number;
   readonly entries: number;
@@ -46,8 +63,11 @@ interface Entry {
 }
 
 const hashed = (text: string) => createHash('sha256').update(text).digest('base64url');
+/** A credential as the micro-cache holds it and the gateways name it to each other: never in the clear. */
+export const credentialDigest = hashed;
+const groupKey = (subgraph: string, digest: string) => `${subgraph}\u0000${digest}`;
 /** What `keyOf` starts with for one subgraph and credential, hashed so no credential is held in the clear. */
-const groupOf = (subgraph: string, credential: string) => `${subgraph}\u0000${hashed(credential)}`;
+const groupOf = (subgraph: string, credential: string) => groupKey(subgraph, hashed(credential));
 
 /** Query texts the planner sends are few; their analysis is remembered, within this bound. */
 const MAX_ANALYSED_QUERIES = 1000;
@@ -87,10 +107,11 @@ function isWhole(answer: SubgraphAnswer): boolean {
  * dashboards asking the same leaderboard one after another share an answer for a second or two.
  * Keyed as identical reads in flight are (gateway/inFlight.ts), so never across two credentials;
  * only queries whose every root field is opted in, never a mutation, never an answer with errors.
- * A credential's mutation to a subgraph drops what that credential was kept of it (`drop`).
+ * A credential's mutation to a subgraph drops what that credential was kept of it (`drop`), on
+ * every gateway of the `channel` when there is one (`announce`).
  * Bounded in entries and bytes; the oldest entry goes first.
  */
-export function createMicroCache({ fields, maxEntries, maxBytes, now = Date.now }: MicroCacheOptions): MicroCache {
+export function createMicroCache({ fields, maxEntries, maxBytes, now = Date.now, channel }: MicroCacheOptions): MicroCache {
   const entries = new Map<string, Entry>();
   // A mutation drops its credential's entries from here without going over every entry.
   const groups = new Map<string, Set<string>>();
@@ -106,6 +127,34 @@ export function createMicroCache({ fields, maxEntries, maxBytes, now = Date.now 
     keys?.delete(key);
     if (keys?.size === 0) groups.delete(entry.group);
   };
+  const dropGroup = (group: string) => {
+    const keys = groups.get(group);
+    if (!keys) return;
+    for (const key of [...keys]) remove(key, entries.get(key)!);
+  };
+  // Few: one per subgraph data source.
+  const watchers = new Map<string, ((digests: ReadonlySet<string> | undefined) => void)[]>();
+  /** Another gateway's drops, or everything when the channel went down or came back. */
+  const dropped = (drops: Drops) => {
+    if (drops === 'all') {
+      entries.clear();
+      groups.clear();
+      bytes = 0;
+      for (const listeners of watchers.values()) for (const listener of listeners) listener(undefined);
+      return;
+    }
+    const bySubgraph = new Map<string, Set<string>>();
+    for (const { subgraph, digest } of drops) {
+      dropGroup(groupKey(subgraph, digest));
+      const digests = bySubgraph.get(subgraph);
+      if (digests) digests.add(digest);
+      else bySubgraph.set(subgraph, new Set([digest]));
+    }
+    for (const [subgraph, digests] of bySubgraph) for (const listener of watchers.get(subgraph) ?? []) listener(digests);
+  };
+  channel?.listen(dropped);
+  /** Whether what is kept can be trusted: alone, always; with other gateways, only while told of their writes. */
+  const trusted = () => channel === undefined || channel.live;
 
   return {
     ttlOf(query) {
@@ -121,6 +170,10 @@ export function createMicroCache({ fields, maxEntries, maxBytes, now = Date.now 
       return `${groupOf(subgraph, credential)}\u0000${hashed(readKey(body, headers))}`;
     },
     get(key) {
+      if (!trusted()) {
+        misses += 1;
+        return undefined;
+      }
       const entry = entries.get(key);
       if (entry && entry.expiresAt > now()) {
         hits += 1;
@@ -132,7 +185,7 @@ export function createMicroCache({ fields, maxEntries, maxBytes, now = Date.now 
     },
     set(key, answer, ttlMs) {
       const size = answer.bytes.length + key.length;
-      if (size > maxBytes || !isWhole(answer)) return;
+      if (size > maxBytes || !trusted() || !isWhole(answer)) return;
       const previous = entries.get(key);
       if (previous) remove(key, previous);
       // Map order is insertion order: the first entries are the oldest.
@@ -152,9 +205,15 @@ export function createMicroCache({ fields, maxEntries, maxBytes, now = Date.now 
       bytes += size;
     },
     drop(subgraph, credential) {
-      const group = groups.get(groupOf(subgraph, credential));
-      if (!group) return;
-      for (const key of [...group]) remove(key, entries.get(key)!);
+      dropGroup(groupOf(subgraph, credential));
+    },
+    announce(subgraph, credential) {
+      return channel ? channel.publish(subgraph, hashed(credential)) : Promise.resolve();
+    },
+    watch(subgraph, listener) {
+      const listeners = watchers.get(subgraph);
+      if (listeners) listeners.push(listener);
+      else watchers.set(subgraph, [listener]);
     },
     get hits() {
       return hits;

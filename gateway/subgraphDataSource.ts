@@ -6,7 +6,7 @@ import { credentialHeadersFor } from './credentials.ts';
 import type { Cancellation, SubgraphAnswer, UndiciFetcher } from './fetcher.ts';
 import type { GatewayContext } from './context.ts';
 import { createInFlight, readKey } from './inFlight.ts';
-import type { MicroCache } from './microCache.ts';
+import { credentialDigest, type MicroCache } from './microCache.ts';
 import { createWriteFence, type FencedRead } from './writeFence.ts';
 import type { BreakerGuard } from '../lib/circuitBreakerGuards.ts';
 import { admitSubgraphCall } from './subgraphBreaker.ts';
@@ -83,7 +83,11 @@ export class SubgraphDataSource implements GraphQLDataSource<GatewayContext> {
     private readonly microCache?: MicroCache,
     /** Reads of one credential ready at once, sent as one request; undefined is off. */
     private readonly batcher?: ReadBatcher,
-  ) {}
+  ) {
+    // A write through another gateway: this one's reads of that credential on their way may
+    // answer from before it, so they are joined and kept no more, as after a write here.
+    microCache?.watch(name, (digests) => this.fence.overtakeEvery(digests && ((credential) => digests.has(credentialDigest(credential)))));
+  }
 
   async process(options: GraphQLDataSourceProcessOptions<GatewayContext>): Promise<GatewayGraphQLResponse> {
     const { http, ...request } = options.request;
@@ -139,6 +143,8 @@ export class SubgraphDataSource implements GraphQLDataSource<GatewayContext> {
    * Sends a mutation. The caller's reads of this subgraph that began before it, or while it ran,
    * may answer from before the write: from its sending and again once answered, no later read of
    * that credential joins them or is answered by what the micro-cache kept, nor is their answer kept.
+   * Other gateways on the micro-cache's channel are told before the answer is returned, so a read
+   * sent after it through any of them does not get what they kept from before the write.
    */
   private async sendMutation(credential: string, headers: Record<string, string>, body: string, context: Partial<GatewayContext> | undefined, departure: Cancellation | undefined): Promise<SubgraphAnswer> {
     this.overtakeReads(credential);
@@ -146,6 +152,7 @@ export class SubgraphDataSource implements GraphQLDataSource<GatewayContext> {
       return await this.post(headers, body, context, departure);
     } finally {
       this.overtakeReads(credential);
+      await this.microCache?.announce(this.name, credential);
     }
   }
 

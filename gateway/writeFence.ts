@@ -17,6 +17,11 @@ export interface WriteFence {
   begin(credential: string): FencedRead;
   /** A mutation by `credential` was sent or answered: every read of it running now is overtaken. */
   overtake(credential: string): void;
+  /**
+   * A mutation elsewhere (another gateway) by every credential `match` accepts, or by any when
+   * `match` is undefined: as `overtake` for each. `match` is asked once per credential with reads running.
+   */
+  overtakeEvery(match?: (credential: string) => boolean): void;
   /** Reads running and not yet overtaken. */
   readonly running: number;
 }
@@ -36,6 +41,14 @@ export function createWriteFence(): WriteFence {
     }
   }
 
+  function overtake(credential: string) {
+    const group = running.get(credential);
+    if (!group) return;
+    running.delete(credential);
+    count -= group.size;
+    for (const read of group) read.overtaken = true;
+  }
+
   return {
     begin(credential) {
       let group = running.get(credential);
@@ -45,12 +58,9 @@ export function createWriteFence(): WriteFence {
       count += 1;
       return read;
     },
-    overtake(credential) {
-      const group = running.get(credential);
-      if (!group) return;
-      running.delete(credential);
-      count -= group.size;
-      for (const read of group) read.overtaken = true;
+    overtake,
+    overtakeEvery(match) {
+      for (const credential of [...running.keys()]) if (!match || match(credential)) overtake(credential);
     },
     get running() {
       return count;
