@@ -537,7 +537,8 @@ function marketplaceCalls(options: MarketplaceClientOptions, secrets: readonly s
       if (typeof next !== 'string' || next.trim() === '') return null;
       const base = new URL(options.apiUrl);
       const prefix = base.pathname.replace(/\/+$/, '');
-      const url = new URL(next, `${base.origin}${prefix}/`);
+      const url = URL.parse(next, `${base.origin}${prefix}/`);
+      if (!url) throw upstreamContractError(SERVICE, 'the next-page URL does not parse');
       if (url.origin !== base.origin || !url.pathname.startsWith(`${prefix}/`)) throw upstreamContractError(SERVICE, 'the next-page URL points outside the service');
       return calls.vetted(`${url.pathname.slice(prefix.length)}${url.search}`);
     },

@@ -546,6 +546,14 @@ describe('answers of the wrong shape', () => {
     expect(result.errors?.[0]).toMatchObject({ message: expect.stringMatching(/^marketplace: listQuestions .*wrong shape.*questions\[0\]\.id/), extensions: { code: 'UPSTREAM_ERROR', service: 'marketplace', status: 200 } });
   });
 
+  it('is UPSTREAM_ERROR when the next-page URL does not parse, never an internal error', async () => {
+    for (const next of ['http://x:99999/products?page=2', 'http://[::1']) {
+      await emulator.fault({ path: '/products', status: 200, body: { products: [], total: 5, next }, times: 1 });
+      const result = await t.gql('{ products(status: "enabled", first: 2) { totalCount } }', { headers: seller });
+      expect(result.errors?.[0], next).toMatchObject({ message: 'marketplace: the next-page URL does not parse', path: ['products'], extensions: { code: 'UPSTREAM_ERROR', service: 'marketplace' } });
+    }
+  });
+
   it('is UPSTREAM_ERROR when a list arrives as something else, never an empty list', async () => {
     await emulator.fault({ path: '/freights', status: 200, body: { freight: { created_at: '2026-11-01T10:00:00-03:00' } } });
     const result = await t.gql('{ freights { createdAt } }', { headers: seller });
