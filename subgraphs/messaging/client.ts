@@ -260,7 +260,10 @@ export function createMessagingClient({ transport, token }: { transport: RestTra
       throw meaning ?? graphError(`${SERVICE}: the request was refused as invalid`, { code: ErrorCode.BadUserInput, service: SERVICE, status: 400 });
     }
     const envelope = checked(Envelope, response.body, request.operation, response.status);
-    if (envelope.status.toLowerCase() !== 'pass') {
+    const verdict = envelope.status.toLowerCase();
+    // Anything else is no verdict: read as a failure, a lookup would make it a hiding null.
+    if (verdict !== 'pass' && verdict !== 'fail') throw upstreamContractError(SERVICE, `${request.operation} answered an envelope whose status is neither pass nor fail`, response.status);
+    if (verdict === 'fail') {
       const declared = toNumber(envelope.code);
       const row = declared !== undefined && declared >= 400 && declared <= 599 ? declared : response.status >= 400 ? response.status : 400;
       throw errorForUpstream({ service: SERVICE, status: response.status, row, body: { message: envelope.message ?? undefined } })!;

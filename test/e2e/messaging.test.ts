@@ -285,6 +285,13 @@ describe('messaging: login, credentials and failures', () => {
     expect(await m.emulator.requests()).toEqual([]);
   });
 
+  it('an envelope whose status is neither pass nor fail is UPSTREAM_ERROR, never a lookup’s null', async () => {
+    await m.emulator.fault({ path: '/account/store/detail/*', status: 200, body: { status: 'success', code: 200, message: 'ok', results: {} }, times: 1 });
+    const result = await m.gql('query($s: ID!) { store(id: $s) { id } }', { s: DEMO_STORE_ID }, member);
+    expect(result.data).toEqual({ store: null });
+    expect(result.errors?.[0]).toMatchObject({ message: 'messaging: getStore answered an envelope whose status is neither pass nor fail', extensions: { code: 'UPSTREAM_ERROR', status: 200 } });
+  });
+
   it('a wrong password is UNAUTHENTICATED, `status` the HTTP status whether the fail body came with 400 or 200', async () => {
     const result = await m.gql('mutation($e: String!) { logIn(email: $e, password: "wrong password") { accountId } }', { e: DEMO_LOGIN.email }, {});
     expect(result.errors![0]!.extensions).toMatchObject({ code: 'UNAUTHENTICATED', service: 'messaging', status: 400 });
