@@ -139,6 +139,13 @@ describe('gatewayAdmin against Kong 0.13.1: every page of a list', () => {
 });
 
 describe('gatewayAdmin against Kong 0.13.1: an empty list comes as {}', () => {
+  it('names an unsecured API as the caller did, never with the service’s text at any length', async () => {
+    await ordersAndPortal();
+    await emulator.fault({ path: '/apis/orders', method: 'GET', status: 200, body: { id: uuid(0xcc), name: 'n'.repeat(200_000), uris: ['/orders'], upstream_url: 'http://127.0.0.1:9/', created_at: 1526000000000 }, times: 1 });
+    const unsecured = await settings('orders');
+    expect(firstError(unsecured)?.message).toBe("api: the API 'orders' is not secured with the OAuth 2.0 plugin");
+  });
+
   it('an API routed by host alone (uris: {}), scopes: {} and redirect_uri: {} are read as empty lists', async () => {
     await create('/consumers', { username: 'portal' });
     const api = await create('/apis', { name: 'orders', hosts: 'orders.example.com', uris: '', upstream_url: 'http://127.0.0.1:9/' });

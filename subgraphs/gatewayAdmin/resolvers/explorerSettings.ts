@@ -30,7 +30,7 @@ export const explorerSettingsResolvers: Resolvers = {
       if (!api) return null;
       const own = ownPlugins?.find((plugin) => plugin.enabled);
       const plugin: PluginDto | undefined = own ?? (await loaders.globalPlugins.load('all')).find((candidate) => candidate.enabled);
-      if (!plugin) throw badUserInput('api', `the API '${api.name}' is not secured with the OAuth 2.0 plugin`);
+      if (!plugin) throw badUserInput('api', `the API '${apiRef}' is not secured with the OAuth 2.0 plugin`);
       // Secured alone, the API's endpoints sit below its own prefix; secured with every API, at the root.
       const prefix = own ? (api.uris[0] ?? '').replace(/\/+$/, '') : '';
       const application = applicationName === undefined ? applications?.[0] : applications?.find((candidate) => candidate.name === applicationName);
