@@ -164,12 +164,15 @@ function rowStatus(status: number, body: unknown, fieldErrors: FieldError[] | un
   return declared !== undefined && STATUS_ROWS.has(declared) ? declared : status;
 }
 
+/** A day: a service asking a client to wait longer (`Retry-After: 999999999`) is passed on as this. */
+const MAX_RETRY_AFTER_SECONDS = 86_400;
+
 function retryAfterSeconds(value: string | null | undefined): number | undefined {
   if (!value) return undefined;
   const seconds = Number(value);
-  if (Number.isFinite(seconds) && seconds >= 0) return Math.ceil(seconds);
+  if (Number.isFinite(seconds) && seconds >= 0) return Math.min(MAX_RETRY_AFTER_SECONDS, Math.ceil(seconds));
   const date = Date.parse(value);
-  return Number.isNaN(date) ? undefined : Math.max(0, Math.ceil((date - Date.now()) / 1000));
+  return Number.isNaN(date) ? undefined : Math.min(MAX_RETRY_AFTER_SECONDS, Math.max(0, Math.ceil((date - Date.now()) / 1000)));
 }
 
 /**

@@ -14,6 +14,9 @@ describe('the error table', () => {
     expect(code(409)).toMatchObject({ code: 'CONFLICT' });
     expect(code(418)).toMatchObject({ code: 'TEAPOT' });
     expect(code(429, undefined, { retryAfter: '30' })).toMatchObject({ code: 'RATE_LIMITED', retryAfterSeconds: 30 });
+    // A wait no client should honour is passed on as a day.
+    expect(code(429, undefined, { retryAfter: '999999999' })).toMatchObject({ code: 'RATE_LIMITED', retryAfterSeconds: 86_400 });
+    expect(code(429, undefined, { retryAfter: 'Fri, 01 Jan 2100 00:00:00 GMT' })).toMatchObject({ code: 'RATE_LIMITED', retryAfterSeconds: 86_400 });
     expect(code(449)).toMatchObject({ code: 'DATA_NOT_READY', retryAfterSeconds: 300 });
     expect(code(500)).toMatchObject({ code: 'UPSTREAM_ERROR' });
     expect(code(503)).toMatchObject({ code: 'UPSTREAM_ERROR' });
