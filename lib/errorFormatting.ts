@@ -88,7 +88,7 @@ export function withoutSuggestions(formatted: GraphQLFormattedError): GraphQLFor
 }
 
 /** A leaf's value its type refused while the answer was written: graphql-js's scalars and enums, and ours (lib/scalars.ts). */
-const UNREPRESENTABLE = /^(Int|Float|String|Boolean|ID|Date|DateTime|Enum "\w+") cannot represent (.*?)(?:: (-?\d[\d.e+-]*))?$/s;
+const UNREPRESENTABLE = /^(Int|Float|String|Boolean|ID|Date|DateTime|JSON|Enum "\w+") cannot represent (.*?)(?:: (-?\d[\d.e+-]*))?$/s;
 
 /**
  * In a subgraph, every value in an answer came from its service: one the field's type cannot carry

@@ -28,3 +28,15 @@ export function nestsDeeperThan(bytes: Uint8Array, maxDepth: number): boolean {
   }
   return false;
 }
+
+/** Whether a decoded value nests deeper than `maxDepth`; a loop, not recursion, so any depth is safe to ask about. */
+export function valueNestsDeeperThan(value: unknown, maxDepth: number): boolean {
+  const pending: [unknown, number][] = [[value, 0]];
+  for (let next = pending.pop(); next; next = pending.pop()) {
+    const [item, above] = next;
+    if (!item || typeof item !== 'object') continue;
+    if (above >= maxDepth) return true;
+    for (const child of Object.values(item)) pending.push([child, above + 1]);
+  }
+  return false;
+}

@@ -1,4 +1,5 @@
 import { GraphQLError, GraphQLScalarType, Kind, type ValueNode } from 'graphql';
+import { valueNestsDeeperThan } from './jsonDepth.ts';
 
 // The custom scalars: served by the subgraphs, and their literals checked by the gateway with the same parsers.
 
@@ -119,11 +120,20 @@ function literalValue(ast: ValueNode): unknown {
   }
 }
 
+/**
+ * Deeper than any payload a service documents; writing an answer (JSON.stringify, the gateway's
+ * parse and copy) overflows the stack some thousands of levels down, losing the whole request.
+ */
+export const MAX_JSON_VALUE_DEPTH = 64;
+
 /** An upstream payload whose shape the service does not document, passed through untouched. */
 export const JSONScalar = new GraphQLScalarType({
   name: 'JSON',
   description: 'Any JSON value, passed through as the upstream sent it.',
-  serialize: (value) => value,
+  serialize: serializing('JSON', (value) => {
+    if (valueNestsDeeperThan(value, MAX_JSON_VALUE_DEPTH)) throw new RangeError('nested too deep');
+    return value;
+  }),
   parseValue: (value) => value,
   parseLiteral: literalValue,
 });

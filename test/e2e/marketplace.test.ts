@@ -546,6 +546,16 @@ describe('answers of the wrong shape', () => {
     expect(result.errors?.[0]).toMatchObject({ message: expect.stringMatching(/^marketplace: listQuestions .*wrong shape.*questions\[0\]\.id/), extensions: { code: 'UPSTREAM_ERROR', service: 'marketplace', status: 200 } });
   });
 
+  it('refuses labels nested deeper than a JSON value may be as UPSTREAM_ERROR at that field, the rest of the answer kept', async () => {
+    const deep = JSON.parse(`${'{"a":'.repeat(3000)}1${'}'.repeat(3000)}`) as unknown;
+    await emulator.fault({ path: `${SHIPMENTS}view`, method: 'GET', status: 200, body: deep, times: 1 });
+    const result = await t.gql<{ products: { totalCount: number }; labelGroups: { id: string; labels: unknown }[] }>('{ products(first: 1) { totalCount } labelGroups { id labels } }', { headers: seller });
+    expect(result.data?.products).toMatchObject({ totalCount: expect.any(Number) });
+    expect(result.data?.labelGroups[0]!.labels).toBeNull();
+    expect(result.errors).toHaveLength(1);
+    expect(result.errors?.[0]).toMatchObject({ message: 'marketplace: the service answered a value, which JSON cannot represent', path: ['labelGroups', 0, 'labels'], extensions: { code: 'UPSTREAM_ERROR', service: 'marketplace' } });
+  });
+
   it('is UPSTREAM_ERROR when the next-page URL does not parse, never an internal error', async () => {
     for (const next of ['http://x:99999/products?page=2', 'http://[::1']) {
       await emulator.fault({ path: '/products', status: 200, body: { products: [], total: 5, next }, times: 1 });

@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { readBody, sendJson, PayloadTooLargeError } from '../../../lib/http.ts';
-import { nestsDeeperThan } from '../../../lib/jsonDepth.ts';
+import { nestsDeeperThan, valueNestsDeeperThan } from '../../../lib/jsonDepth.ts';
 import type { Logger } from '../../../lib/logger.ts';
 import type { SubgraphRoute } from '../server.ts';
 import type { EventLog, NewEvent } from './eventLog.ts';
@@ -63,18 +63,6 @@ const tooDeep = (what: string) => new DeliveryRejected(400, `${what} nests objec
  */
 export function refuseDeepJson(text: string | Uint8Array, what: string): void {
   if (nestsDeeperThan(typeof text === 'string' ? Buffer.from(text, 'utf8') : text, MAX_DELIVERY_DEPTH)) throw tooDeep(what);
-}
-
-/** Whether a decoded value nests deeper than `maxDepth`; a loop, not recursion, so any depth is safe to ask about. */
-function valueNestsDeeperThan(value: unknown, maxDepth: number): boolean {
-  const pending: [unknown, number][] = [[value, 0]];
-  for (let next = pending.pop(); next; next = pending.pop()) {
-    const [item, above] = next;
-    if (!item || typeof item !== 'object') continue;
-    if (above >= maxDepth) return true;
-    for (const child of Object.values(item)) pending.push([child, above + 1]);
-  }
-  return false;
 }
 
 /** A stable hash of a JSON value, keys sorted, for events whose upstream gives no id. */
