@@ -15,6 +15,8 @@ export interface MessagingConfig extends SubgraphConfig {
   callbackMaxBytes: number;
   /** Calls paced under the service's published rate (`UPSTREAM_PACING*`). */
   pacing: PacingSettings;
+  /** How often an open subscription's credential is checked again upstream: once per this many ms per credential, however many subscriptions hold it. */
+  credentialCheckTtlMs: number;
 }
 
 export function readMessagingConfig(env: Env, overrides: Partial<MessagingConfig> = {}): MessagingConfig {
@@ -30,6 +32,7 @@ export function readMessagingConfig(env: Env, overrides: Partial<MessagingConfig
     callbackSecret: secret || randomBytes(24).toString('base64url'),
     callbackMaxBytes: readInt(env, 'MESSAGING_CALLBACK_MAX_BYTES', 64 * 1024, { min: 1024, max: 10 * 1024 * 1024 }),
     pacing: readPacingSettings(env),
+    credentialCheckTtlMs: readInt(env, 'MESSAGING_CREDENTIAL_CHECK_TTL_MS', 30_000, { min: 100, max: 600_000 }),
     ...overrides,
     apiUrl: basics.apiUrl,
   };

@@ -9,6 +9,7 @@ import type { EventLog } from '../kit/events/eventLog.ts';
 import { createMemoryLog } from '../kit/events/memoryLog.ts';
 import { createRedisLog } from '../kit/events/redisLog.ts';
 import { createWebhookReceiver } from '../kit/events/webhookReceiver.ts';
+import { createCredentialChecks } from '../kit/credentialChecks.ts';
 import { decodeDeliveryBody } from '../kit/events/deliveryBodies.ts';
 import { attachSubscriptionServer } from '../kit/events/wsServer.ts';
 import type { MessagingConfig } from './config.ts';
@@ -29,7 +30,7 @@ export async function createMessagingSubgraph(config: MessagingConfig, logger: L
   const events: EventLog = config.redisUrl
     ? await createRedisLog({ url: config.redisUrl, prefix: 'graph:messaging', maxLength: config.eventLogSize, logger })
     : createMemoryLog({ capacity: config.eventLogSize });
-  const dependencies = { transport, events };
+  const dependencies = { transport, events, credentialChecks: createCredentialChecks({ ttlMs: config.credentialCheckTtlMs }) };
   new Gauge({
     name: 'messaging_event_subscriptions',
     help: 'Subscriptions following the event log in this process',

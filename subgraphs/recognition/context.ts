@@ -14,6 +14,12 @@ export interface RecognitionContext {
   events: EventLog;
   /** Checks the caller's credential upstream before a subscription streams, remembering the answer briefly. */
   verifyCredential(): Promise<void>;
+  /**
+   * Checks it again while the subscription streams, once per check TTL for all of this
+   * credential's subscriptions in the process; `onRefused` when the service refuses it. Returns
+   * what stops watching.
+   */
+  watchCredential(onRefused: (error: Error) => void): () => void;
 }
 
 /** What every request's context is built from: shared by the process, holding no caller's data. */
@@ -34,6 +40,9 @@ export function makeContext({ transport, events, credentialChecks }: Recognition
     // A method: an arrow function in a property is renamed at every request under tsx.
     verifyCredential() {
       return credentialChecks.check(token, () => client.verifyCredential());
+    },
+    watchCredential(onRefused) {
+      return credentialChecks.watch(token, () => client.verifyCredential(), onRefused);
     },
   };
 }

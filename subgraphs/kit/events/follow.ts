@@ -8,7 +8,8 @@ export const REPLAY_BATCH = 500;
 const failedReads = new WeakMap<LoggedEvent, Error>();
 
 /**
- * The error a follower yielded in place of the events it could not read, for the subscription's
+ * The error a follower yielded in place of the events it could not read (or as its last result,
+ * ended by its `watch`: a credential refused), for the subscription's
  * `resolve` to raise (`resolveEvent`). Thrown from the iterator instead, it would end the stream
  * as a failure (graphql-ws's `error`), which the gateway passes on and never retries; raised while
  * resolving the event, it is a result with that error, and on a transient one (the log's
@@ -24,6 +25,16 @@ function standInFor(error: unknown, position: string | undefined): LoggedEvent {
   return event;
 }
 
+export interface FollowOptions {
+  /**
+   * Called as the stream starts, with what ends it early: `end(error)` makes `error` its last
+   * result (`failedReadOf`, raised by `resolveEvent`), and it completes. What it returns is called
+   * once the stream stops, however it stops. The subscriptions end this way when the caller's
+   * credential is refused while they stream (`CredentialChecks.watch`).
+   */
+  watch?: (end: (error: Error) => void) => () => void;
+}
+
 /**
  * Follows the log from a position: first what it still holds after `after` (when given), then
  * live events, with no gap and no repeat between the two. Without `after`, only events appended
@@ -36,7 +47,7 @@ function standInFor(error: unknown, position: string | undefined): LoggedEvent {
  * The log failing while `after` is checked fails the subscription with its error; failing while
  * replaying, it ends the stream with one stand-in event carrying the error (`failedReadOf`).
  */
-export async function followLog(log: EventLog, after: string | undefined, accept: (event: LoggedEvent) => boolean = () => true): Promise<AsyncIterableIterator<LoggedEvent>> {
+export async function followLog(log: EventLog, after: string | undefined, accept: (event: LoggedEvent) => boolean = () => true, { watch }: FollowOptions = {}): Promise<AsyncIterableIterator<LoggedEvent>> {
   if (after !== undefined) {
     if (!log.recognises(after)) throw badUserInput('after', 'is not a cursor of this event stream');
     const head = await log.head();
@@ -45,8 +56,15 @@ export async function followLog(log: EventLog, after: string | undefined, accept
   const live: LoggedEvent[] = [];
   let wake: (() => void) | undefined;
   let done = false;
+  // Set by `watch`: what ends the stream, as its last result, before any event still queued.
+  let ended: Error | undefined;
   const detach = log.onAppend((event) => {
     live.push(event);
+    wake?.();
+  });
+  const unwatch = watch?.((error) => {
+    if (done || ended) return;
+    ended = error;
     wake?.();
   });
 
@@ -64,20 +82,26 @@ export async function followLog(log: EventLog, after: string | undefined, accept
             return;
           }
           for (const event of batch) {
+            if (ended) break;
             last = event.position;
             if (accept(event)) yield event;
           }
-          if (batch.length < REPLAY_BATCH) break;
+          if (ended || batch.length < REPLAY_BATCH) break;
         }
       }
       while (!done) {
-        while (live.length) {
+        if (ended) {
+          yield standInFor(ended, last);
+          return;
+        }
+        while (live.length && !ended) {
           const event = live.shift()!;
           // The live feed overlaps the replay: skip what the replay already gave.
           if (last !== undefined && !log.isAfter(event.position, last)) continue;
           last = event.position;
           if (accept(event)) yield event;
         }
+        if (ended) continue;
         await new Promise<void>((resolve) => (wake = resolve));
         wake = undefined;
       }
@@ -89,6 +113,7 @@ export async function followLog(log: EventLog, after: string | undefined, accept
 
   const iterator = generate();
   const stop = () => {
+    if (!done) unwatch?.();
     done = true;
     detach();
     wake?.();

@@ -46,16 +46,18 @@ function statusFilter(filter: SubscriberStatusFilter) {
 
 /**
  * A subscription over the event log, for one store. The store is read with the caller's
- * credential before anything streams: a caller who cannot read it gets no events of it.
+ * credential before anything streams: a caller who cannot read it gets no events of it. Events
+ * come from callbacks, which never carry the subscriber's credential, so it is checked again
+ * while the subscription streams: refused then, the stream ends with the refusal as its last result.
  */
 function followStore<Args extends { after?: string | null }>(filterOf: (args: Args) => { storeId: string; accepts(event: LoggedEvent): boolean }) {
   return {
-    subscribe: async (_parent: unknown, args: Args, { client, events }: MessagingContext) => {
+    subscribe: async (_parent: unknown, args: Args, context: MessagingContext) => {
       const position = positionOf(args.after);
       const { storeId, accepts } = filterOf(args);
-      const store = await client.getStore(storeId);
+      const store = await context.client.getStore(storeId);
       if (!store) throw badUserInput('filter.storeId', 'names no store this credential can read');
-      return followLog(events, position, accepts);
+      return followLog(context.events, position, accepts, { watch: (end) => context.watchCredential(storeId, end) });
     },
     resolve: resolveEvent,
   };

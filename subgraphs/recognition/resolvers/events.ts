@@ -49,15 +49,17 @@ const eventFields = {
 
 /**
  * A subscription over the event log. The credential is checked before anything streams: a caller
- * the service refuses gets no events (the answer is remembered briefly, per credential).
+ * the service refuses gets no events (the answer is remembered briefly, per credential). Events
+ * come from webhooks, which never carry the subscriber's credential, so it is checked again while
+ * the subscription streams: refused then, the stream ends with the refusal as its last result.
  */
 function followEvents<Args extends { after?: string | null }>(accepts: (args: Args) => (event: LoggedEvent) => boolean) {
   return {
-    subscribe: async (_parent: unknown, args: Args, { verifyCredential, events }: RecognitionContext) => {
+    subscribe: async (_parent: unknown, args: Args, context: RecognitionContext) => {
       const position = positionOf(args.after);
       const accepted = accepts(args);
-      await verifyCredential();
-      return followLog(events, position, accepted);
+      await context.verifyCredential();
+      return followLog(context.events, position, accepted, { watch: (end) => context.watchCredential(end) });
     },
     resolve: resolveEvent,
   };
