@@ -33,7 +33,7 @@ import { createSubscriptionExecutor, type SubscriptionExecutor } from './subscri
 import { createOperationRunner } from './subscriptions/operations.ts';
 import { createSseTransport } from './subscriptions/sse.ts';
 import { createMultipartTransport } from './subscriptions/multipart.ts';
-import { plainHttpSubscriptionsPlugin } from './plainHttpSubscriptions.ts';
+import { plainHttpSubscriptionsPlugin, refuseConditionalSubscriptionRoot } from './plainHttpSubscriptions.ts';
 import { createCors } from './cors.ts';
 import { createCompression } from './compression.ts';
 import { attachWebSocketTransport } from './subscriptions/ws.ts';
@@ -192,7 +192,11 @@ export async function startGateway(config: GatewayConfig, logger: Logger): Promi
     server: apollo,
     context: async ({ req }) => contextOf(req),
     maxBodyBytes: config.maxBodyBytes,
-    admit: trustedDocuments.admitHttp,
+    admit: (request) => {
+      const admission = trustedDocuments.admitHttp(request);
+      // Before Apollo Server, whose own validation throws (a 500) on a root @skip/@include with a variable.
+      return 'refusal' in admission ? admission : (refuseConditionalSubscriptionRoot({ method: request.method, ...admission.admitted }) ?? admission);
+    },
     first: passThrough
       ? async (body, req, res) => {
           const context = contextOf(req);

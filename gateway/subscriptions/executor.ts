@@ -7,7 +7,7 @@ import { formatGraphError } from '../../lib/errorFormatting.ts';
 import { ErrorCode, graphError } from '../../lib/errors.ts';
 import { credentialHeadersFor, credentialKeyFor, requiredCredentialHeaders } from '../credentials.ts';
 import type { Planner } from '../planner.ts';
-import { CURSOR_ALIAS, RESUME_VARIABLE, type SubscriptionPlan } from './planning.ts';
+import { RESUME_VARIABLE, type SubscriptionPlan } from './planning.ts';
 import { createPushIterator, type PushIterator } from './pushIterator.ts';
 import { openUpstream, type Upstream } from './upstream.ts';
 import type { DemandControl, Estimate } from '../demandControl.ts';
@@ -52,7 +52,7 @@ export interface CredentialLimits {
 }
 
 export interface SubscriptionStats {
-  /** Distinct (operation, variables, credential) streams open upstream. */
+  /** Streams open upstream: one per distinct (operation, variables, credential), and one per subscription still catching up from its `after`. */
   upstreams: number;
   subscribers: number;
   /** Query plans run for events since start: one per event per upstream stream. */
@@ -67,11 +67,27 @@ export interface SubscriptionExecutor {
 }
 
 interface Group {
+  /** What identical subscriptions share: the planned operation, the variables but a client's own `after`, the credentials. */
+  stream: string;
   subscribers: Set<PushIterator<FormattedExecutionResult>>;
   upstream: Upstream;
   /** Whose stream this is: the hash of the owning service's credential. */
   holder: string;
+  /** Opened at the live edge (no client `after`), or merged with one that was: a subscriber without `after` may join it. */
+  live: boolean;
+  /** The cursor it opened after, while `recent` still holds every result since. */
+  start: string | undefined;
+  /** Its last results, oldest first, with their events' cursors: what a subscriber resuming from one of them missed. */
+  recent: { cursor: string | undefined; result: FormattedExecutionResult }[];
+  closed: boolean;
 }
+
+/**
+ * Results a stream keeps for subscribers that resume from a cursor it delivered lately: a client
+ * reconnecting after a blip joins the stream it left with what it missed, rather than holding a
+ * stream of its own. References to results already pushed, never copies.
+ */
+const RECENT_RESULTS = 64;
 
 interface Holdings {
   subscriptions: number;
@@ -93,10 +109,17 @@ function stableStringify(value: unknown): string {
  * Federated subscriptions, transport-free: plans the operation, opens the primary on the owning
  * subgraph, and for each event runs the rest of the plan (entity fetches to other subgraphs).
  * Identical (operation, variables, credential) subscriptions share one upstream stream and one
- * execution per event; a dropped stream resumes from its last cursor.
+ * execution per event; a dropped stream resumes from its last cursor. A client's own `after` is not
+ * part of what is shared: a subscription resuming from it joins a stream that delivered that cursor
+ * lately (and is sent what followed), or else catches up on a stream of its own, which merges into
+ * its peer once both delivered the same event (docs/EVENTS.md §5, "Resuming into a group").
  */
 export function createSubscriptionExecutor({ planner, subgraphUrl, dataSources, logger, demand, format = formatGraphError(logger), limits = { subscriptions: 2000, streams: 50 }, maxEventBytes }: SubscriptionExecutorOptions): SubscriptionExecutor {
-  const groups = new Map<string, Group>();
+  /** The open groups of each stream identity: one live group, and any still catching up from a client's `after`. */
+  const streams = new Map<string, Set<Group>>();
+  /** The group each subscriber is in now (it moves when its group merges into another). */
+  const memberships = new WeakMap<PushIterator<FormattedExecutionResult>, Group>();
+  const capacity = limits.queuedEvents ?? 10_000;
   /** What each credential holds open, by credential hash; an entry goes when it holds nothing. */
   const holdings = new Map<string, Holdings>();
   const holdingsOf = (holder: string) => holdings.get(holder) ?? { subscriptions: 0, streams: 0 };
@@ -107,10 +130,53 @@ export function createSubscriptionExecutor({ planner, subgraphUrl, dataSources, 
     else holdings.set(holder, next);
   };
   /** Forgets a group once, whichever of its ends comes first. */
-  const dropGroup = (key: string, group: Group) => {
-    if (groups.get(key) !== group) return;
-    groups.delete(key);
+  const dropGroup = (group: Group) => {
+    if (group.closed) return;
+    group.closed = true;
+    const peers = streams.get(group.stream);
+    peers?.delete(group);
+    if (peers?.size === 0) streams.delete(group.stream);
     adjust(group.holder, { streams: -1 });
+  };
+  const attach = (group: Group, subscriber: PushIterator<FormattedExecutionResult>) => {
+    group.subscribers.add(subscriber);
+    memberships.set(subscriber, group);
+  };
+  /**
+   * What a subscriber that has had every event up to `cursor` must be sent to join `group` with
+   * nothing lost or repeated; undefined when the group cannot tell (it never delivered `cursor`, or
+   * no longer holds what followed), or when it is more than the subscriber's queue takes.
+   */
+  const missedSince = (group: Group, cursor: string): FormattedExecutionResult[] | undefined => {
+    let missed: FormattedExecutionResult[] | undefined;
+    if (group.start === cursor) missed = group.recent.map((delivered) => delivered.result);
+    else {
+      const index = group.recent.findLastIndex((delivered) => delivered.cursor === cursor);
+      if (index !== -1) missed = group.recent.slice(index + 1).map((delivered) => delivered.result);
+    }
+    return missed && missed.length < capacity ? missed : undefined;
+  };
+  /**
+   * Once a group has delivered the event at `cursor`, any other group of its stream that delivered it
+   * too follows the same log at the same place or further: the group's subscribers move there (with
+   * what that one delivered since) and its upstream stream goes. A stream opened to catch up from a
+   * client's `after` so costs its stream only until it meets the live one.
+   */
+  const mergeIntoPeer = (group: Group, cursor: string) => {
+    for (const peer of streams.get(group.stream) ?? []) {
+      if (peer === group) continue;
+      const missed = missedSince(peer, cursor);
+      if (!missed) continue;
+      peer.live ||= group.live;
+      dropGroup(group);
+      group.upstream.close();
+      for (const subscriber of [...group.subscribers]) {
+        group.subscribers.delete(subscriber);
+        for (const result of missed) subscriber.push(result);
+        attach(peer, subscriber);
+      }
+      return;
+    }
   };
   const formatAll = (errors: readonly GraphQLError[] | readonly GraphQLFormattedError[]): GraphQLFormattedError[] =>
     errors.map((error) => (error instanceof GraphQLError ? format(error.toJSON(), error) : error));
@@ -118,20 +184,31 @@ export function createSubscriptionExecutor({ planner, subgraphUrl, dataSources, 
   let executions = 0;
   const eventSpans = createEventSpans();
 
-  function openGroup(key: string, holder: string, plan: SubscriptionPlan, variables: Record<string, unknown>, headers: SubscriptionRequest['headers'], estimate: Estimate | undefined, operationName: string | undefined): Group {
+  function openGroup(stream: string, holder: string, plan: SubscriptionPlan, variables: Record<string, unknown>, headers: SubscriptionRequest['headers'], estimate: Estimate | undefined, operationName: string | undefined, after: string | undefined): Group {
     const subscribers = new Set<PushIterator<FormattedExecutionResult>>();
-    let self: Group | undefined;
-    let lastCursor: string | undefined = plan.clientAfter ? (('literal' in plan.clientAfter ? plan.clientAfter.literal : variables[plan.clientAfter.variable]) as string | undefined) : undefined;
+    // Set below, before any event can come.
+    let self!: Group;
+    let lastCursor = after;
     // Events are executed one after another, so every subscriber sees them in upstream order.
     let tail = Promise.resolve();
     // Each event's trace links to the subscription that opened the group.
     const opener = eventSpans ? activeSpanContext() : undefined;
-    const broadcast = (result: FormattedExecutionResult) => {
+    const deliver = (result: FormattedExecutionResult, cursor: string | undefined) => {
+      if (self.closed) return;
       for (const subscriber of subscribers) subscriber.push(result);
+      // A push may end a subscriber too slow to keep up, and with the last one the group.
+      if (!plan.resumable || self.closed) return;
+      self.recent.push({ cursor, result });
+      if (self.recent.length > RECENT_RESULTS) {
+        self.recent.shift();
+        self.start = undefined;
+      }
+      if (cursor !== undefined) mergeIntoPeer(self, cursor);
     };
+    const broadcast = (result: FormattedExecutionResult) => deliver(result, undefined);
     const end = (errors?: readonly GraphQLFormattedError[]) => {
-      if (self) dropGroup(key, self);
-      for (const subscriber of subscribers) {
+      dropGroup(self);
+      for (const subscriber of [...subscribers]) {
         if (errors?.length) subscriber.push({ errors });
         subscriber.end();
       }
@@ -145,24 +222,28 @@ export function createSubscriptionExecutor({ planner, subgraphUrl, dataSources, 
     } as unknown as RequestContext;
 
     function execute(event: ExecutionResult): Promise<void> {
-      if (!eventSpans) return executeEvent(event, broadcast);
+      // Merged into another group: that one delivers this event.
+      if (self.closed) return Promise.resolve();
+      if (!eventSpans) return executeEvent(event, deliver);
       // The delivery that brought the event into the subgraph, when that subgraph traces too.
       const ingested = spanContextOf(event.extensions?.[EVENT_TRACE_EXTENSION]);
       return eventSpans(operationName, [opener, ingested], (done) =>
-        executeEvent(event, (result) => {
-          broadcast(result);
-          done({ subscribers: subscribers.size, errorType: result.errors?.length ? String(result.errors[0]!.extensions?.code ?? 'INTERNAL_SERVER_ERROR') : undefined });
+        executeEvent(event, (result, cursor) => {
+          const count = subscribers.size;
+          deliver(result, cursor);
+          done({ subscribers: count, errorType: result.errors?.length ? String(result.errors[0]!.extensions?.code ?? 'INTERNAL_SERVER_ERROR') : undefined });
         }),
       );
     }
 
-    async function executeEvent(event: ExecutionResult, broadcast: (result: FormattedExecutionResult) => void): Promise<void> {
+    async function executeEvent(event: ExecutionResult, deliver: (result: FormattedExecutionResult, cursor: string | undefined) => void): Promise<void> {
       if (!event.data) {
-        if (event.errors?.length) broadcast({ errors: formatAll(event.errors) });
+        if (event.errors?.length) deliver({ errors: formatAll(event.errors) }, undefined);
         return;
       }
       const root = event.data[plan.rootField] as Record<string, unknown> | null | undefined;
-      if (root && typeof root[CURSOR_ALIAS] === 'string') lastCursor = root[CURSOR_ALIAS];
+      const cursor = plan.cursorAlias && root && typeof root[plan.cursorAlias] === 'string' ? (root[plan.cursorAlias] as string) : undefined;
+      if (cursor !== undefined) lastCursor = cursor;
       executions += 1;
       // The primary fetch is answered by the event itself; the rest of the plan runs as for a query.
       const eventSource: GraphQLDataSource = { process: async () => ({ data: event.data as Record<string, unknown> }) };
@@ -172,9 +253,9 @@ export function createSubscriptionExecutor({ planner, subgraphUrl, dataSources, 
       const response = await executeQueryPlan(plan.queryPlan, serviceMap, { ...requestContext, context, request: { ...requestContext.request, variables: { ...variables, [RESUME_VARIABLE]: lastCursor } } } as RequestContext, plan.operationContext, planner.supergraphSchema, planner.apiSchema);
       const data = response.data as Record<string, unknown> | null | undefined;
       const shaped = data?.[plan.rootField] as Record<string, unknown> | null | undefined;
-      if (shaped) delete shaped[CURSOR_ALIAS];
+      if (shaped && plan.cursorAlias) delete shaped[plan.cursorAlias];
       const errors = [...(event.errors ?? []), ...(response.errors ?? [])];
-      broadcast({ ...(data !== undefined ? { data } : {}), ...(errors.length ? { errors: formatAll(errors as GraphQLError[]) } : {}) });
+      deliver({ ...(data !== undefined ? { data } : {}), ...(errors.length ? { errors: formatAll(errors as GraphQLError[]) } : {}) }, cursor);
     }
 
     const upstream = openUpstream({
@@ -200,7 +281,7 @@ export function createSubscriptionExecutor({ planner, subgraphUrl, dataSources, 
       },
       logger,
     });
-    self = { subscribers, upstream, holder };
+    self = { stream, subscribers, upstream, holder, live: after === undefined, start: after, recent: [], closed: false };
     return self;
   }
 
@@ -209,7 +290,7 @@ export function createSubscriptionExecutor({ planner, subgraphUrl, dataSources, 
     async subscribe({ document, operationName, variables: rawVariables, headers }) {
       const plan = planner.plan(document, operationName ?? undefined);
       if (Array.isArray(plan)) return { errors: formatAll(plan) };
-      const { primary } = plan as SubscriptionPlan;
+      const { primary, clientAfter } = plan as SubscriptionPlan;
       const variables = { ...(rawVariables ?? {}) };
       const operation = getOperationAST(document, operationName ?? undefined)!;
       const coerced = getVariableValues(planner.graphqlApiSchema, operation.variableDefinitions ?? [], variables);
@@ -229,51 +310,74 @@ export function createSubscriptionExecutor({ planner, subgraphUrl, dataSources, 
         return { errors: formatAll([graphError(`this credential already holds ${limits.subscriptions} subscriptions, the most allowed (MAX_SUBSCRIPTIONS_PER_CREDENTIAL)`, { code: ErrorCode.RateLimited })]) };
       }
 
+      // The client's `after` says where it starts, not what it follows: it is left out of what identical subscriptions share.
+      const given = clientAfter ? ('literal' in clientAfter ? clientAfter.literal : coerced.coerced[clientAfter.variable]) : undefined;
+      const after = typeof given === 'string' && given !== '' ? given : undefined;
+      const shared = clientAfter && 'variable' in clientAfter && !clientAfter.alsoElsewhere ? Object.fromEntries(Object.entries(variables).filter(([name]) => name !== clientAfter.variable)) : variables;
       const credentials = [...new Set([...dataSources.keys(), primary.serviceName])].map((name) => stableStringify(credentialKeyFor(name, headers)));
-      const key = createHash('sha256')
+      const stream = createHash('sha256')
         .update((plan as SubscriptionPlan).text)
         .update('\u0000')
         .update(operationName ?? '')
         .update('\u0000')
-        .update(stableStringify(variables))
+        .update(stableStringify(shared))
         .update('\u0000')
         .update(credentials.join('\u0000'))
         .digest('hex');
-      let group = groups.get(key);
+      // Without `after`, the live group; resuming, a group that can tell what came after its cursor.
+      let group: Group | undefined;
+      let missed: FormattedExecutionResult[] = [];
+      for (const peer of streams.get(stream) ?? []) {
+        const since = after === undefined ? (peer.live ? [] : undefined) : missedSince(peer, after);
+        if (since) {
+          [group, missed] = [peer, since];
+          break;
+        }
+      }
       if (!group) {
         if (held.streams >= limits.streams) {
-          return { errors: formatAll([graphError(`this credential already holds ${limits.streams} distinct subscription streams, the most allowed (MAX_SUBSCRIPTION_STREAMS_PER_CREDENTIAL); identical subscriptions share one`, { code: ErrorCode.RateLimited })]) };
+          const why = after === undefined ? 'identical subscriptions share one' : 'a subscription resuming from a cursor no open stream reaches holds one of its own until it has caught up';
+          return { errors: formatAll([graphError(`this credential already holds ${limits.streams} distinct subscription streams, the most allowed (MAX_SUBSCRIPTION_STREAMS_PER_CREDENTIAL); ${why}`, { code: ErrorCode.RateLimited })]) };
         }
-        group = openGroup(key, holder, plan as SubscriptionPlan, variables, headers, checked?.estimate, operationName ?? operation.name?.value);
-        groups.set(key, group);
+        group = openGroup(stream, holder, plan as SubscriptionPlan, variables, headers, checked?.estimate, operationName ?? operation.name?.value, after);
+        streams.set(stream, (streams.get(stream) ?? new Set()).add(group));
         adjust(holder, { streams: 1 });
       }
-      const joined = group;
       const subscriber = createPushIterator<FormattedExecutionResult>({
         capacity: limits.queuedEvents,
         onReturn: () => {
           adjust(holder, { subscriptions: -1 });
-          joined.subscribers.delete(subscriber);
-          if (joined.subscribers.size === 0 && groups.get(key) === joined) {
-            dropGroup(key, joined);
-            joined.upstream.close();
+          const current = memberships.get(subscriber);
+          memberships.delete(subscriber);
+          if (!current) return;
+          current.subscribers.delete(subscriber);
+          if (current.subscribers.size === 0 && !current.closed) {
+            dropGroup(current);
+            current.upstream.close();
           }
         },
       });
-      joined.subscribers.add(subscriber);
+      for (const result of missed) subscriber.push(result);
+      attach(group, subscriber);
       adjust(holder, { subscriptions: 1 });
       return subscriber;
     },
     stats() {
+      let upstreams = 0;
       let subscribers = 0;
-      for (const group of groups.values()) subscribers += group.subscribers.size;
-      return { upstreams: groups.size, subscribers, executions };
+      for (const groups of streams.values()) {
+        upstreams += groups.size;
+        for (const group of groups) subscribers += group.subscribers.size;
+      }
+      return { upstreams, subscribers, executions };
     },
     close() {
-      for (const [key, group] of [...groups]) {
-        dropGroup(key, group);
-        group.upstream.close();
-        for (const subscriber of group.subscribers) subscriber.end();
+      for (const groups of [...streams.values()]) {
+        for (const group of [...groups]) {
+          dropGroup(group);
+          group.upstream.close();
+          for (const subscriber of [...group.subscribers]) subscriber.end();
+        }
       }
     },
   };

@@ -1,5 +1,21 @@
-import { GraphQLError, getOperationAST, getVariableValues, parse, specifiedRules, validate, type DocumentNode, type GraphQLSchema, type ValidationRule } from 'graphql';
+import {
+  GraphQLError,
+  SingleFieldSubscriptionsRule,
+  getOperationAST,
+  getVariableValues,
+  parse,
+  specifiedRules,
+  validate,
+  type ASTVisitFn,
+  type ASTVisitor,
+  type DocumentNode,
+  type GraphQLSchema,
+  type OperationDefinitionNode,
+  type ValidationContext,
+  type ValidationRule,
+} from 'graphql';
 import { illFormedVariablesMessage } from '../../lib/requestChecks.ts';
+import { conditionalTopLevel, fragmentsOf, rootDirectivesMessage } from './planning.ts';
 
 /** An operation as a streaming transport received it, before anything about it is trusted. */
 export interface OperationParams {
@@ -39,6 +55,33 @@ const coded = (error: GraphQLError, code: string) =>
 
 const refused = (message: string, code: string): Prepared => ({ errors: [new GraphQLError(message, { extensions: { code } })] });
 
+/**
+ * graphql-js 16's single-root-field rule, refusing first what it cannot check: `@skip` or `@include`
+ * in a subscription's top level. It evaluates them with no variables, so one given a variable threw
+ * out of `validate` (a 500, or graphql-ws closing the whole connection with 4500). The spec's rule,
+ * and graphql-js 17's, forbid them there: a subscription's one root field cannot hang on a variable.
+ */
+function singleRootFieldRule(context: ValidationContext): ASTVisitor {
+  const graphqlRule = SingleFieldSubscriptionsRule(context);
+  return {
+    OperationDefinition(node, ...rest) {
+      if (node.operation === 'subscription') {
+        const conditional = conditionalTopLevel(node, fragmentsOf(context.getDocument()));
+        if (conditional.length) {
+          context.reportError(new GraphQLError(rootDirectivesMessage(node), { nodes: conditional }));
+          return undefined;
+        }
+      }
+      // graphql-js's rule is a visitor of this one node kind, entered as a plain function.
+      const check = (graphqlRule as { OperationDefinition?: ASTVisitFn<OperationDefinitionNode> }).OperationDefinition;
+      return check?.call(graphqlRule, node, ...rest);
+    },
+  };
+}
+
+/** The rules Apollo Server runs, with graphql-js's single-root-field rule in the form that cannot throw. */
+const graphqlRules = specifiedRules.map((rule) => (rule === SingleFieldSubscriptionsRule ? singleRootFieldRule : rule));
+
 /** Longer query texts are parsed every time: no client can fill the memory with padded text. */
 const MAX_REMEMBERED_QUERY_LENGTH = 16 * 1024;
 const REMEMBERED_DOCUMENTS = 1000;
@@ -55,7 +98,7 @@ const REMEMBERED_DOCUMENTS = 1000;
  * holding its own for as long as it stays subscribed (about 12 KiB for a small subscription).
  */
 export function createOperationPreparer({ schema, rules = [] }: { schema: GraphQLSchema; rules?: readonly ValidationRule[] }) {
-  const allRules = [...specifiedRules, ...rules];
+  const allRules = [...graphqlRules, ...rules];
   const valid = new Map<string, DocumentNode>();
   const remember = (query: string, document: DocumentNode) => {
     if (query.length > MAX_REMEMBERED_QUERY_LENGTH) return;
@@ -78,7 +121,14 @@ export function createOperationPreparer({ schema, rules = [] }: { schema: GraphQ
         if (error instanceof GraphQLError) return { errors: [coded(error, 'GRAPHQL_PARSE_FAILED')] };
         throw error;
       }
-      const invalid = validate(schema, document, allRules);
+      let invalid: readonly GraphQLError[];
+      try {
+        invalid = validate(schema, document, allRules);
+      } catch (error) {
+        // A rule that throws rather than reports (graphql-js's own have): still this operation's mistake alone.
+        if (error instanceof GraphQLError) return { errors: [coded(error, 'GRAPHQL_VALIDATION_FAILED')] };
+        throw error;
+      }
       if (invalid.length) return { errors: invalid.map((error) => coded(error, 'GRAPHQL_VALIDATION_FAILED')) };
       remember(query, document);
     }
