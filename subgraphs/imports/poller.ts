@@ -66,6 +66,8 @@ interface Watch {
   cancelTimer: (() => void) | undefined;
   polling: boolean;
   holding: boolean;
+  /** Polls made: the next is made with the key after the last one's, in turn. */
+  turn: number;
   stopListening?: Promise<() => Promise<void>>;
 }
 
@@ -132,8 +134,9 @@ function subscriberQueue(credential: string, first: ImportDto, onEnd: () => void
  * Turns a service without webhooks into status events: one poller per import however many
  * subscribers watch it (and, with a coordinator, however many replicas), with backoff from
  * `initialMs` to `maxMs`, honouring `Retry-After`. Polling stops when the last subscriber leaves
- * or the status is final. Polls use the key of a subscriber still watching; every subscriber's own
- * key was checked against the job when it subscribed.
+ * or the status is final. Polls use the keys of the subscribers still watching, each in turn; every
+ * subscriber's own key was checked against the job when it subscribed, and one the service refuses
+ * later ends only its own subscribers.
  */
 export function createStatusPoller({ fetchStatus, clock, backoff, coordinator, logger }: StatusPollerOptions): StatusPoller {
   const watches = new Map<string, Watch>();
@@ -189,8 +192,11 @@ export function createStatusPoller({ fetchStatus, clock, backoff, coordinator, l
           return;
         }
       }
-      const credential = [...watch.subscribers][0]?.credential;
+      // Each key watching in turn: one the service stops accepting (revoked) is found within a round, not never.
+      const keys = [...new Set(Array.from(watch.subscribers, (subscriber) => subscriber.credential))];
+      const credential = keys[watch.turn % Math.max(keys.length, 1)];
       if (credential === undefined) return;
+      watch.turn += 1;
       polls += 1;
       try {
         const dto = await fetchStatus(watch.id, credential);
@@ -226,7 +232,7 @@ export function createStatusPoller({ fetchStatus, clock, backoff, coordinator, l
   }
 
   function open(id: string, current: ImportDto): Watch {
-    const watch: Watch = { id, subscribers: new Set(), last: current, delayMs: undefined, cancelTimer: undefined, polling: false, holding: false };
+    const watch: Watch = { id, subscribers: new Set(), last: current, delayMs: undefined, cancelTimer: undefined, polling: false, holding: false, turn: 0 };
     watches.set(id, watch);
     if (coordinator) {
       watch.stopListening = coordinator.listen(id, (dto) => {
