@@ -373,6 +373,7 @@ export async function startGateway(config: GatewayConfig, logger: Logger): Promi
     payloads,
     trustedProxies: config.trustedProxies,
     admitStream: connectionCaps.admitStream,
+    logger,
   });
 
   const started = await listen(server, config.port, config.host);

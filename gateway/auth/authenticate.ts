@@ -42,6 +42,11 @@ export class AuthFailure extends Error {
 /** The headers an OAuth 2.0 API gateway (section D's plugin) adds to what it forwards. */
 const PROXY_HEADERS = ['x-consumer-id', 'x-consumer-username', 'x-authenticated-userid', 'x-authenticated-scope'] as const;
 
+/** How long the held credentials read from Redis are used before it is asked again. */
+const CREDENTIALS_CACHE_MS = 30_000;
+/** The least time between two re-checks of a live subscription's caller, whatever the caches say. */
+const MIN_RECHECK_MS = 1_000;
+
 const first = (value: string | string[] | undefined) => (Array.isArray(value) ? value[0] : value);
 
 /**
@@ -59,7 +64,7 @@ export function createAuthenticator(settings: AuthSettings, logger: Logger) {
     warnedAt = Date.now();
     logger.warn({ reason: error.message }, 'the service credentials held for principals could not be read from Redis');
   };
-  const store: CredentialStore | undefined = enabled ? createCredentialStore({ file: settings.credentialsFile, given: settings.principalCredentials, redisUrl: settings.redisUrl, onReadFailure }) : undefined;
+  const store: CredentialStore | undefined = enabled ? createCredentialStore({ file: settings.credentialsFile, given: settings.principalCredentials, redisUrl: settings.redisUrl, cacheMs: CREDENTIALS_CACHE_MS, onReadFailure }) : undefined;
   const metadata = settings.resourceMetadataUrl ? `, resource_metadata="${settings.resourceMetadataUrl}"` : '';
 
   function fromProxy(headers: Headers, remoteAddress: string | undefined): Principal | undefined {
@@ -104,6 +109,26 @@ export function createAuthenticator(settings: AuthSettings, logger: Logger) {
       }
       // The caller's own service headers win: a partner may bring a credential of its own.
       return { principal, headers: Object.keys(mapped).length ? { ...mapped, ...headers } : headers };
+    },
+    /**
+     * Until when (ms since the epoch) a principal's token is accepted: its expiry plus the leeway a
+     * request gets, so that a subscription ends when a request with the same token would be refused.
+     * Undefined when the token does not say.
+     */
+    acceptedUntil(principal: Principal): number | undefined {
+      return principal.expiresAt === undefined ? undefined : (principal.expiresAt + (settings.clockSkewSeconds ?? 30)) * 1000;
+    },
+    /**
+     * How often what outlives a request (a subscription) is worth authenticating again: as often as
+     * an answer cached for it may change (an introspection, the credentials held in Redis), never
+     * more. Undefined when only the token's expiry can change the answer.
+     */
+    recheckMs(principal: Principal): number | undefined {
+      const periods = [
+        ...(principal.via === 'introspection' ? [(settings.introspectionCacheSeconds ?? 30) * 1000] : []),
+        ...(settings.redisUrl ? [CREDENTIALS_CACHE_MS] : []),
+      ];
+      return periods.length ? Math.max(MIN_RECHECK_MS, Math.min(...periods)) : undefined;
     },
     close: async () => store?.close(),
   };

@@ -61,7 +61,7 @@ export interface SubscriptionStats {
 
 export interface SubscriptionExecutor {
   planner: Planner;
-  subscribe(request: SubscriptionRequest): Promise<AsyncIterableIterator<FormattedExecutionResult> | FormattedExecutionResult>;
+  subscribe(request: SubscriptionRequest): Promise<PushIterator<FormattedExecutionResult> | FormattedExecutionResult>;
   stats(): SubscriptionStats;
   close(): void;
 }

@@ -117,7 +117,7 @@ export function createMultipartTransport({ schema, runner, rules = [], maxBodyBy
     // Refused as Apollo Server refuses it over plain HTTP, whatever the operation.
     if ('errors' in prepared) return sendJson(res, 400, { errors: prepared.errors.map(formatError) });
     if (getOperationAST(prepared.document, prepared.operationName)?.operation !== 'subscription') return otherwise(req, res, read.url, read.body);
-    const result = await runner.subscribe({ ...prepared, headers: req.headers, authenticated: authenticatedOf(req), transport: 'multipart' });
+    const result = await runner.subscribe({ ...prepared, headers: req.headers, remoteAddress: req.socket.remoteAddress, authenticated: authenticatedOf(req), transport: 'multipart' });
     if (res.destroyed) {
       if (Symbol.asyncIterator in result) void result.return?.();
       return;

@@ -1,6 +1,7 @@
 import { getOperationAST, print, type DocumentNode, type ExecutionResult, type FormattedExecutionResult } from 'graphql';
 import type { ApolloServer, BaseContext } from '@apollo/server';
 import type { SubscriptionExecutor } from './executor.ts';
+import { createAuthWatch } from './authWatch.ts';
 import { AuthFailure, type Authenticated, type Authenticator } from '../auth/authenticate.ts';
 import type { FieldAccess } from '../auth/access.ts';
 import { rateLimitedError, type RateLimiter } from '../rateLimit.ts';
@@ -51,6 +52,8 @@ const onTheWire = (result: FormattedExecutionResult | AsyncIterableIterator<Form
  * through Apollo Server exactly as over HTTP, so the transports stay thin.
  */
 export function createOperationRunner<Context extends BaseContext & { headers: Headers; principal?: Principal | undefined; signal?: AbortSignal | undefined }>(executor: SubscriptionExecutor, apollo: ApolloServer<Context>, auth?: RunnerAccess) {
+  // A subscription is authenticated when it starts, and must not outlive its token nor the credentials held for it.
+  const watch = auth?.authenticator.enabled ? createAuthWatch(auth.authenticator) : undefined;
   /** Who calls, or a refusal to send instead of results. */
   async function callerOf(args: OperationArgs): Promise<Authenticated | { errors: { message: string; extensions: { code: string } }[] }> {
     if (!auth) return { headers: args.headers };
@@ -85,7 +88,9 @@ export function createOperationRunner<Context extends BaseContext & { headers: H
       return onTheWire({ data: applied.data, errors: applied.errors.map((error) => error.toJSON()) });
     }
     const result = await executor.subscribe({ document: restricted?.document ?? args.document, operationName: args.operationName ?? null, variables: args.variableValues ?? null, headers: caller.headers });
-    if (!restricted || !(Symbol.asyncIterator in result)) return onTheWire(result);
+    if (!(Symbol.asyncIterator in result)) return onTheWire(result);
+    if (watch && caller.principal) watch.add({ ...caller, principal: caller.principal }, args.headers, args.remoteAddress, result);
+    if (!restricted) return onTheWire(result);
     return onTheWire(restored(result, restricted, args.variableValues) as AsyncIterableIterator<FormattedExecutionResult>);
   }
 

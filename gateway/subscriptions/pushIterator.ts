@@ -9,6 +9,10 @@ export interface PushIterator<T> extends AsyncIterableIterator<T> {
   push(value: T): void;
   /** Ends the stream after what is queued (with a final error when given). */
   end(error?: Error): void;
+  /** Ends the stream at once with `error`: what is queued is dropped (the subscriber may no longer see it). */
+  cut(error: Error): void;
+  /** Calls back once when the stream ends, however it ends (at once if it has). */
+  whenEnded(callback: () => void): void;
   /**
    * From now on, values go straight to `sink` as they are pushed instead of waiting for `next()`,
    * what was queued first; `next()` then only tells the end (done, or the final error). While the
@@ -40,11 +44,13 @@ export function createPushIterator<T>({ capacity = 10_000, onReturn }: { capacit
   let sink: PushSink<T> | undefined;
   /** The sink said it is full: values wait in `queue` until it can take more. */
   let blocked = false;
+  const endings: (() => void)[] = [];
 
   const finish = () => {
     if (ended) return;
     ended = true;
     onReturn?.();
+    for (const callback of endings.splice(0)) callback();
   };
 
   const tooSlow = () =>
@@ -111,6 +117,15 @@ export function createPushIterator<T>({ capacity = 10_000, onReturn }: { capacit
       finalError = error;
       finish();
       settleEnd();
+    },
+    cut(error) {
+      if (ended) return;
+      queue.length = 0;
+      iterator.end(error);
+    },
+    whenEnded(callback) {
+      if (ended) callback();
+      else endings.push(callback);
     },
     next() {
       // With a sink, queued values are the sink's to write, in order; the reader only hears the end.

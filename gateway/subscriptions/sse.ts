@@ -76,7 +76,7 @@ export function createSseTransport({ schema, runner, rules = [], maxBodyBytes, f
   const prepare = createOperationPreparer({ schema, rules });
   const formatErrors = (errors: readonly (GraphQLError | GraphQLFormattedError)[]) => errors.map((error) => (error instanceof GraphQLError ? format(error.toJSON(), error) : error));
 
-  const handler = createHandler<Raw, undefined, { query: string; headers: Headers; authenticated?: Authenticated | undefined; signal: AbortSignal }>({
+  const handler = createHandler<Raw, undefined, { query: string; headers: Headers; remoteAddress: string | undefined; authenticated?: Authenticated | undefined; signal: AbortSignal }>({
     schema,
     // No token: graphql-sse's single connection mode is disabled, every request stands alone.
     authenticate: () => null as unknown as string,
@@ -88,12 +88,12 @@ export function createSseTransport({ schema, runner, rules = [], maxBodyBytes, f
       if ('errors' in prepared) return { data: undefined, errors: prepared.errors };
       const { query, ...operation } = prepared;
       // Aborted if the client goes before its answer: a query's upstream work still queued is not made.
-      return { schema, ...operation, contextValue: { query, headers: req.raw.req.headers, authenticated: authenticatedOf(req.raw.req), signal: new ClientDeparture(req.raw.res).signal } };
+      return { schema, ...operation, contextValue: { query, headers: req.raw.req.headers, remoteAddress: req.raw.req.socket.remoteAddress, authenticated: authenticatedOf(req.raw.req), signal: new ClientDeparture(req.raw.res).signal } };
     },
     // `onSubscribe` has validated already.
     validate: () => [],
     subscribe: async (args) => {
-      const result = await runner.subscribe({ ...args, headers: args.contextValue.headers, authenticated: args.contextValue.authenticated, transport: 'sse' });
+      const result = await runner.subscribe({ ...args, headers: args.contextValue.headers, remoteAddress: args.contextValue.remoteAddress, authenticated: args.contextValue.authenticated, transport: 'sse' });
       return Symbol.asyncIterator in result ? withFinalError(result) : result;
     },
     execute: (args) => runner.execute({ ...args, query: args.contextValue.query, headers: args.contextValue.headers, authenticated: args.contextValue.authenticated, signal: args.contextValue.signal, transport: 'sse' }),

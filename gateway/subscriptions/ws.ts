@@ -10,6 +10,7 @@ import { isPushIterator } from './pushIterator.ts';
 import type { OperationParams, TrustedDocuments } from '../trustedDocuments.ts';
 import { clientAddress, makeTrustedProxies, type TrustedProxies } from '../../lib/trustedProxies.ts';
 import { TOO_MANY_STREAMS } from '../connectionCaps.ts';
+import type { Logger } from '../../lib/logger.ts';
 
 const NO_PROXIES = makeTrustedProxies([]);
 const TOO_MANY_STREAMS_BODY = JSON.stringify(TOO_MANY_STREAMS);
@@ -38,7 +39,15 @@ export interface WebSocketTransportOptions {
   trustedProxies?: TrustedProxies | undefined;
   /** Counts a connection against its client's cap; undefined refuses it (`gateway/connectionCaps.ts`). @default no cap */
   admitStream?: ((req: http.IncomingMessage) => (() => void) | undefined) | undefined;
+  /** Where a client's protocol errors are noted (at debug); without it, they are not. */
+  logger?: Logger | undefined;
 }
+
+/** What ws emits on a server socket for a frame the client got wrong (over the cap, malformed, bad UTF-8): ws has closed it with the right code already. */
+const clientProtocolError = (error: Error): string | undefined => {
+  const code: unknown = (error as Error & { code?: unknown }).code;
+  return typeof code === 'string' && code.startsWith('WS_ERR_') ? code : undefined;
+};
 
 /**
  * graphql-ws (the graphql-transport-ws protocol) on the gateway's `/graphql`, by WebSocket upgrade.
@@ -46,7 +55,7 @@ export interface WebSocketTransportOptions {
  * is bounded by `maxPayloadBytes` (ws would accept 100 MiB before any credential is seen), and
  * each operation is checked as Apollo Server checks one over HTTP, with the same codes.
  */
-export function attachWebSocketTransport({ server, schema, runner, format, rules = [], trustedDocuments, maxPayloadBytes, maxOperationsPerConnection, path = '/graphql', payloads, trustedProxies = NO_PROXIES, admitStream }: WebSocketTransportOptions): (code?: number, reason?: string) => Promise<void> {
+export function attachWebSocketTransport({ server, schema, runner, format, rules = [], trustedDocuments, maxPayloadBytes, maxOperationsPerConnection, path = '/graphql', payloads, trustedProxies = NO_PROXIES, admitStream, logger }: WebSocketTransportOptions): (code?: number, reason?: string) => Promise<void> {
   // Each upgrade admitted holds its place until its socket closes, handshake completed or not.
   const verifyClient = admitStream
     ? ({ req }: { req: http.IncomingMessage }, verified: (result: boolean, code?: number, message?: string, headers?: http.OutgoingHttpHeaders) => void) => {
@@ -140,6 +149,17 @@ export function attachWebSocketTransport({ server, schema, runner, format, rules
     wss,
   );
   wss.on('connection', (socket: WebSocket) => {
+    // graphql-ws (registered first) prints any socket error to stderr as "Internal error … check your
+    // implementation" with a stack. A client's protocol error is no such thing: ws has already
+    // closed the socket with its code (1009 for a frame over the cap, 1002, 1007), so it is noted
+    // at debug. Anything else still goes to graphql-ws, which closes the socket with 4500.
+    const theirs = socket.listeners('error') as ((error: Error) => void)[];
+    socket.removeAllListeners('error');
+    socket.on('error', (error: Error) => {
+      const code = clientProtocolError(error);
+      if (code) return void logger?.debug({ code, reason: error.message }, 'a graphql-ws client broke the protocol; its connection was closed');
+      for (const listener of theirs) listener.call(socket, error);
+    });
     socket.on('message', (data, isBinary) => {
       // Only a small text can be a `complete`; anything else is graphql-ws's alone to read.
       if (isBinary || !Buffer.isBuffer(data) || data.length > COMPLETE_MESSAGE_MAX_BYTES || !data.includes('"complete"')) return;
