@@ -2,7 +2,7 @@ import { z } from 'zod';
 import { SERVICE_ENTRY } from '../../lib/services.ts';
 import { missingCredential, upstreamContractError } from '../kit/errors.ts';
 import { asArray, asRecord, asText } from '../kit/envelopes.ts';
-import { bool, identifier, optNum, optText, parseAnswer, text } from '../kit/shapes.ts';
+import { bool, capped, identifier, listOf, MAX_LIST_ITEMS, optNum, optText, parseAnswer, text } from '../kit/shapes.ts';
 import type { NumberedPage } from '../kit/connections.ts';
 import { restPath } from '../kit/paths.ts';
 import type { QueryValue, RestCall, RestResponse, RestTransport } from '../kit/transport.ts';
@@ -109,7 +109,7 @@ const dashboardShape = z.object({ id: identifier, name: text, slug: text });
 const filterShape = z.object({ dimension: text, operator: text, value: text });
 
 const environmentShape = z
-  .object({ id: identifier, name: text, slug: text, default: bool, filters: z.array(filterShape).nullish() })
+  .object({ id: identifier, name: text, slug: text, default: bool, filters: listOf(filterShape).nullish() })
   .transform(({ default: isDefault, filters, ...environment }): EnvironmentDto => (filters ? { ...environment, isDefault, filters } : { ...environment, isDefault }));
 
 const widgetShape = z.object({
@@ -134,11 +134,11 @@ const statsShape = z
   .refine((stats) => Object.values(stats).some((value) => value !== null), { message: 'none of avgReqPerSec, nbReq, rateLimitingRemaining and rateLimitingBase' })
   .transform(({ avgReqPerSec, nbReq, rateLimitingRemaining, rateLimitingBase }): StatsDto => ({ avgReqPerSec, requestCount: nbReq, quotaRemaining: rateLimitingRemaining, quotaBase: rateLimitingBase }));
 
-/** A list: the envelope `{results, totalCount, currentPage}`, or a bare array. */
-function listShape<T>(item: z.ZodType<T>): z.ZodType<{ results: T[]; totalCount: number | null; currentPage: number | null }> {
+/** A list: the envelope `{results, totalCount, currentPage}`, or a bare array; a page holds at most `PAGING.maxSize`. */
+function listShape<T>(item: z.ZodType<T>, max: number = PAGING.maxSize): z.ZodType<{ results: T[]; totalCount: number | null; currentPage: number | null }> {
   return z.union([
-    z.object({ results: z.array(item), totalCount: optNum, currentPage: optNum }),
-    z.array(item).transform((results) => ({ results, totalCount: null, currentPage: null })),
+    z.object({ results: listOf(item, max), totalCount: optNum, currentPage: optNum }),
+    listOf(item, max).transform((results) => ({ results, totalCount: null, currentPage: null })),
   ]);
 }
 
@@ -148,13 +148,16 @@ function listShape<T>(item: z.ZodType<T>): z.ZodType<{ results: T[]; totalCount:
  */
 function oneShape<T>(item: z.ZodType<T>): z.ZodType<T> {
   return z.union([
-    z.object({ results: z.tuple([item], z.unknown()) }).transform((body): T => body.results[0] as T),
+    z.object({ results: capped(z.tuple([item], z.unknown()), PAGING.maxSize) }).transform((body): T => body.results[0] as T),
     z.object({ results: item }).transform((body): T => body.results as T),
     // Bare only when it is not an envelope: `{results: [bad]}` read as the object itself would be
     // one of nulls (its `results` key stripped), hiding the bad value.
     z.custom<unknown>((body) => !(body !== null && typeof body === 'object' && 'results' in body), { message: 'an envelope whose results hold no valid item' }).pipe(item),
   ]);
 }
+
+/** A group of a list of groups, read by hand; a group that is no object holds no dimensions to read. */
+const dimensionGroup = z.union([z.object({ dimensions: capped(z.unknown()).optional() }).loose(), z.custom((value) => typeof value !== 'object' || value === null || Array.isArray(value))]);
 
 /** Every answer the client reads, by what it holds. */
 export const ANSWERS = {
@@ -164,11 +167,13 @@ export const ANSWERS = {
   environment: oneShape(environmentShape),
   widgets: listShape(widgetShape),
   widget: oneShape(widgetShape),
-  values: listShape(text),
-  // Grouped dimensions are "not shown" beyond an object of categories: `toDimensionGroups` reads its variants.
+  // `size` has no documented maximum.
+  values: listShape(text, MAX_LIST_ITEMS),
+  // Grouped dimensions are "not shown" beyond an object of categories: `toDimensionGroups` reads its
+  // variants, and only how many there are is checked here.
   grouped: z.union([
-    z.object({ results: z.union([z.array(z.unknown()), z.record(z.string(), z.unknown())]) }).transform((body) => body.results),
-    z.array(z.unknown()),
+    z.object({ results: z.union([listOf(dimensionGroup), z.record(z.string(), capped(z.unknown()))]) }).transform((body) => body.results),
+    listOf(dimensionGroup),
   ]),
   stats: oneShape(statsShape),
 };

@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { upstreamContractError } from '../kit/errors.ts';
 import { restPath } from '../kit/paths.ts';
+import { listOf } from '../kit/shapes.ts';
 import type { RestCall, RestResponse, RestTransport } from '../kit/transport.ts';
 
 /**
@@ -98,7 +99,9 @@ const timestamp = z.union([z.number(), z.string()]).nullish();
  */
 const emptyList = z.strictObject({}).transform((): never[] => []);
 /** A list the interface sends as an array, `{}` when empty, or (a comma-separated form value echoed back) as text. */
-const list = z.union([z.array(z.string()), emptyList, z.string().transform((value) => value.split(',').map((item) => item.trim()).filter(Boolean))]).nullish();
+const list = z
+  .union([listOf(z.string()), emptyList, z.string().transform((value) => value.split(',').map((item) => item.trim()).filter(Boolean)).pipe(listOf(z.string()))])
+  .nullish();
 
 const ApiSchema = z.object({ id: z.string(), name: z.string(), uris: list, upstream_url: z.string(), created_at: timestamp });
 const ConsumerSchema = z.object({ id: z.string(), username: z.string().nullish(), created_at: timestamp });
@@ -107,7 +110,7 @@ const CredentialSchema = z.object({
   name: z.string(),
   client_id: z.string(),
   client_secret: z.string().optional(),
-  redirect_uri: z.union([z.array(z.string()), emptyList, z.string().transform((value) => [value])]),
+  redirect_uri: z.union([listOf(z.string()), emptyList, z.string().transform((value) => [value])]),
   consumer_id: z.string().optional(),
   consumer: z.object({ id: z.string() }).optional(),
   created_at: timestamp,
@@ -133,13 +136,15 @@ const PluginSchema = z.object({
   }),
   created_at: timestamp,
 });
+/** Rows of one page: this client asks for no `size`, so Kong sends 100; later releases accept at most 1000. */
+const MAX_PAGE_SIZE = 1000;
 /** Longer than any offset a Kong DAO makes (a page number, or a Cassandra paging state, in base64). */
 const MAX_OFFSET = 1024;
 /**
  * One page of a list (kong/api/crud_helpers.lua `paginated_set`): `offset` is there while pages
  * remain; `next` repeats it as a URL that drops the caller's filters, so it is not followed.
  */
-const pageOf = <T extends z.ZodType>(item: T) => z.object({ data: z.union([z.array(item), emptyList]), offset: z.string().max(MAX_OFFSET).nullish() });
+const pageOf = <T extends z.ZodType>(item: T) => z.object({ data: z.union([listOf(item, MAX_PAGE_SIZE), emptyList]), offset: z.string().max(MAX_OFFSET).nullish() });
 
 /**
  * Pages one list may take. Kong pages by 100, so this reads 2,000 rows; a longer list is refused

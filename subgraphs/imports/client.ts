@@ -4,6 +4,7 @@ import type { Logger } from '../../lib/logger.ts';
 import { missingCredential, upstreamContractError } from '../kit/errors.ts';
 import type { RestCall, RestResponse, RestTransport } from '../kit/transport.ts';
 import { restPath } from '../kit/paths.ts';
+import { listOf } from '../kit/shapes.ts';
 import { isFinalStatus } from './enums.ts';
 
 /** The gateway header that carries a caller's import service API key. */
@@ -33,7 +34,7 @@ export const isFinal = (dto: Pick<ImportDto, 'statusText'>) => isFinalStatus(dto
 // Shapes of the service's 2xx answers, checked at the boundary: anything else is UPSTREAM_ERROR.
 const Id = z.union([z.string().min(1), z.number()]).transform(String);
 const Message = z
-  .union([z.string(), z.array(z.string())])
+  .union([z.string(), listOf(z.string())])
   .nullish()
   .transform((value) => (Array.isArray(value) ? value.join('\n') : (value ?? null)));
 const PlainImport = z.object({ id: Id, type: z.string().nullish(), import_type: z.string().nullish(), status: z.string().min(1), message: Message });

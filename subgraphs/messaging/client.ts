@@ -3,6 +3,7 @@ import type { GraphQLError } from 'graphql';
 import { z } from 'zod';
 import { ErrorCode, errorForUpstream, graphError, missingCredential, upstreamContractError } from '../kit/errors.ts';
 import { toNumber } from '../kit/envelopes.ts';
+import { listOf } from '../kit/shapes.ts';
 import { restPath } from '../kit/paths.ts';
 import type { RestCall, RestResponse, RestTransport } from '../kit/transport.ts';
 import { serviceDateToIso } from './dates.ts';
@@ -105,7 +106,7 @@ const mongoId = z
   .union([z.string(), z.number(), z.object({ $id: z.string() }), z.object({ $oid: z.string() })])
   .transform((value) => (typeof value === 'object' ? ('$id' in value ? value.$id : value.$oid) : String(value)));
 const serviceDate = z.union([z.string(), z.number()]).nullish().transform((value) => (typeof value === 'string' ? serviceDateToIso(value) : null));
-const list = <T extends z.ZodType>(item: T) => z.array(item).nullish().transform((value) => value ?? []);
+const list = <T extends z.ZodType>(item: T, max?: number) => listOf(item, max).nullish().transform((value) => value ?? []);
 
 const Envelope = z.object({ status: z.string(), code: z.union([z.number(), z.string()]).nullish(), message: z.string().nullish(), results: z.unknown() });
 
@@ -143,7 +144,7 @@ const Details = z.object({
   optInAttempts: count,
 });
 const Subscriber = z.object({ id: mongoId.nullish(), created: serviceDate, mobileId: z.union([z.string(), z.number()]).transform(String), details: Details });
-const SubscriberPage = z.object({ count, items: list(Subscriber) });
+const SubscriberPage = z.object({ count, items: list(Subscriber, SUBSCRIBER_PAGE_SIZE) });
 const MobileNumber = z.object({ created: serviceDate, number: z.union([z.string(), z.number()]).transform(String), id: mongoId.nullish(), optIns: list(Details) });
 const Account = z.object({
   id: mongoId,
@@ -155,7 +156,7 @@ const Account = z.object({
   user: list(z.object({ _id: mongoId, firstName: text, lastName: text, email: text, phone: text, created: serviceDate })),
 });
 const OptInResult = z.object({ messageId: mongoId });
-const OptOutResult = z.union([z.object({ messageId: mongoId.nullish() }), z.array(z.unknown())]);
+const OptOutResult = z.union([z.object({ messageId: mongoId.nullish() }), listOf(z.unknown())]);
 const LogIn = z.object({ accountId: mongoId, apiKey: z.string().min(1) });
 
 function toStore(store: z.output<typeof Store>): StoreDto {

@@ -2,7 +2,7 @@ import { z } from 'zod';
 import { SERVICE_ENTRY } from '../../lib/services.ts';
 import { missingCredential, upstreamContractError } from '../kit/errors.ts';
 import { asBoolean, asNumber, asRecord, asText, headerValue, unwrap } from '../kit/envelopes.ts';
-import { bool, identifier, num, optBool, optNum, optText, parseAnswer, quick, text, UNUSUAL } from '../kit/shapes.ts';
+import { bool, identifier, listOf, num, optBool, optNum, optText, parseAnswer, quick, text, UNUSUAL } from '../kit/shapes.ts';
 import type { RestCall, RestResponse, RestTransport } from '../kit/transport.ts';
 import type { CallScope } from '../kit/callScope.ts';
 import { restPath } from '../kit/paths.ts';
@@ -254,7 +254,7 @@ const userShape = z.custom<Record<string, unknown>>(isUserWithId, 'expected a us
 
 const leaderboardEntry = z.object({ count: num, user: userShape });
 // The leaderboard body is undocumented: a bare array, or one under `leaderboard`.
-const leaderboardShape = z.union([z.array(leaderboardEntry), z.object({ leaderboard: z.array(leaderboardEntry) }).transform((body) => body.leaderboard)]);
+const leaderboardShape = z.union([listOf(leaderboardEntry), z.object({ leaderboard: listOf(leaderboardEntry) }).transform((body) => body.leaderboard)]);
 
 // zod's union, array and object over 100 entries cost some 60 µs of every `leaderboard100`.
 function quickLeaderboardEntry(value: unknown): z.output<typeof leaderboardEntry> {
@@ -265,15 +265,15 @@ function quickLeaderboardEntry(value: unknown): z.output<typeof leaderboardEntry
 
 function quickLeaderboard(body: unknown): z.output<typeof leaderboardShape> {
   // As the shape: a bare array, or one under `leaderboard`.
-  return (Array.isArray(body) ? body : quick.array(quick.object(body).leaderboard)).map(quickLeaderboardEntry);
+  return quick.array(Array.isArray(body) ? body : quick.object(body).leaderboard).map(quickLeaderboardEntry);
 }
 
 function toLeaderboard(entries: z.infer<typeof leaderboardShape>): LeaderboardEntryDto[] {
   return entries.map(({ count, user }) => ({ count, user: toUser(user) }));
 }
 
-const apiKeysShape = z.array(z.object({ id: identifier, label: text, read_only: bool }).transform(({ read_only, ...key }): ApiKeyDto => ({ ...key, readOnly: read_only })));
-const trendsShape = z.array(z.object({ hashtag: text, count: num }));
+const apiKeysShape = listOf(z.object({ id: identifier, label: text, read_only: bool }).transform(({ read_only, ...key }): ApiKeyDto => ({ ...key, readOnly: read_only })));
+const trendsShape = listOf(z.object({ hashtag: text, count: num }));
 
 const denominationShape = z.object({ id: identifier, name: optText, price: optNum, display_price: optText });
 const catalogRewardShape = z.object({
@@ -283,14 +283,14 @@ const catalogRewardShape = z.object({
   description: richText,
   disclaimer_html: optText,
   warning: optText,
-  denominations: z.array(denominationShape),
+  denominations: listOf(denominationShape),
 });
 // The spec nests a group's rewards under `items`; the real service sends the array itself.
-const catalogueShape = z.array(
+const catalogueShape = listOf(
   z.object({
     type: text,
     name: text,
-    rewards: z.union([z.array(catalogRewardShape), z.object({ items: z.array(catalogRewardShape) }).transform((rewards) => rewards.items)]),
+    rewards: z.union([listOf(catalogRewardShape), z.object({ items: listOf(catalogRewardShape) }).transform((rewards) => rewards.items)]),
   }),
 );
 
@@ -324,7 +324,7 @@ function quickCatalogReward(value: unknown): z.output<typeof catalogRewardShape>
 function quickCatalogue(body: unknown): z.output<typeof catalogueShape> {
   return quick.array(body).map((value) => {
     const group = quick.object(value);
-    const rewards = Array.isArray(group.rewards) ? group.rewards : quick.array(quick.object(group.rewards).items);
+    const rewards = quick.array(Array.isArray(group.rewards) ? group.rewards : quick.object(group.rewards).items);
     return { type: quick.text(group.type), name: quick.text(group.name), rewards: rewards.map(quickCatalogReward) };
   });
 }
@@ -401,12 +401,12 @@ export const QUICK_READERS = {
   leaderboard: { shape: leaderboardShape, read: quickLeaderboard },
 };
 
-const webhooksShape = z.array(
+const webhooksShape = listOf(
   z.object({
     id: identifier,
     url: text,
     // Event types this client does not know yet are left out rather than refused.
-    event_types: z.array(z.string()).transform((types) => types.filter((type): type is WebhookEventTypeDto => WEBHOOK_EVENT_TYPES.includes(type as WebhookEventTypeDto))),
+    event_types: listOf(z.string()).transform((types) => types.filter((type): type is WebhookEventTypeDto => WEBHOOK_EVENT_TYPES.includes(type as WebhookEventTypeDto))),
   }),
 );
 

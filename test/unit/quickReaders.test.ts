@@ -4,7 +4,7 @@ import type { z } from 'zod';
 import { QUICK_READERS } from '../../subgraphs/recognition/client.ts';
 import { QUICK_READERS as MARKETPLACE_READERS } from '../../subgraphs/marketplace/client.ts';
 import { seedMarketplace } from '../../emulators/marketplace/data.ts';
-import { parseAnswer, UNUSUAL } from '../../subgraphs/kit/shapes.ts';
+import { MAX_LIST_ITEMS, parseAnswer, UNUSUAL } from '../../subgraphs/kit/shapes.ts';
 import { seedRecognition } from '../../emulators/recognition/data.ts';
 import { presentCatalogueEntry, presentRedemption, presentReward, presentUser } from '../../emulators/recognition/presenters.ts';
 
@@ -175,6 +175,38 @@ describe('quick readers of hot recognition answers', () => {
     const { shape, read } = MARKETPLACE_READERS.product;
     holdsToShape(MARKETPLACE_READERS.product, fc.oneof(product, field, usualProduct));
     for (const seeded of seedMarketplace(Date.now()).products) expect(read(seeded)).toStrictEqual(shape.parse(seeded));
+    // Every list of a product, at the most items a list may hold and at one more.
+    for (const length of [MAX_LIST_ITEMS, MAX_LIST_ITEMS + 1]) {
+      const strings = Array.from({ length }, (_, index) => `i${index}`);
+      const pairs = strings.map((key) => ({ key, value: key }));
+      for (const body of [
+        { sku: 's', images: strings },
+        { sku: 's', variation_attributes: strings },
+        { sku: 's', specifications: pairs },
+        { sku: 's', categories: pairs.map(({ key }) => ({ code: key })) },
+        { sku: 's', variations: strings.map((sku) => ({ sku })) },
+        { sku: 's', variations: [{ sku: 'v', images: strings, specifications: pairs }] },
+      ]) {
+        expect(outcome(shape, body, read)).toStrictEqual(outcome(shape, body));
+        expect(outcome(shape, body, read)).toHaveProperty(length > MAX_LIST_ITEMS ? 'error' : 'value');
+      }
+    }
+  });
+
+  it('read a page of marketplace products exactly as its zod shape does, value or error, whatever the body', () => {
+    const { shape, read } = MARKETPLACE_READERS.products;
+    const pages = fc.record({ products: fc.oneof(fc.array(fc.oneof(product, usualProduct, field), { maxLength: 3 }), field), total: field, next: field }, { requiredKeys: [] });
+    const usualPages = fc.record({ products: fc.array(usualProduct, { maxLength: 3 }), total: optional(fc.integer()), next: optional(usualText) }, { requiredKeys: ['products'] });
+    holdsToShape(MARKETPLACE_READERS.products, fc.oneof(pages, usualPages, field));
+    const products = seedMarketplace(Date.now()).products;
+    const page = { products: products.slice(0, 10), total: products.length, next: 'https://mkt.example/products?page=2' };
+    expect(read(page)).toStrictEqual(shape.parse(page));
+    // The service's largest page, and one product more.
+    for (const length of [100, 101]) {
+      const body = { products: Array.from({ length }, (_, index) => ({ sku: `s${index}` })), total: length, next: null };
+      expect(outcome(shape, body, read)).toStrictEqual(outcome(shape, body));
+      expect(outcome(shape, body, read)).toHaveProperty(length > 100 ? 'error' : 'value');
+    }
   });
 
   it('read the emulated service’s catalogue and rewards themselves, without handing them to zod', () => {
@@ -194,17 +226,26 @@ describe('quick readers of hot recognition answers', () => {
     }
   });
 
-  it('read hostile answers as the shapes do: prototype keys, deep nesting, a catalogue of 20,000 rewards', () => {
+  it('read hostile answers as the shapes do: prototype keys, deep nesting, a catalogue of the most rewards a list may hold and of one more', () => {
     const { shape, read } = QUICK_READERS.catalogue;
+    const rewards = (length: number) => Array.from({ length }, (_, index) => ({ name: `r${index}`, description: 'd', denominations: [{ id: index, price: index }] }));
     const hostile = [
       JSON.parse('[{"type":"t","name":"n","__proto__":{"polluted":true},"constructor":{"prototype":{"polluted":true}},"rewards":[{"name":"r","__proto__":{"polluted":true},"denominations":[]}]}]'),
       JSON.parse(`${'['.repeat(10_000)}${']'.repeat(10_000)}`),
       JSON.parse(`[{"type":"t","name":"n","rewards":{"items":${'['.repeat(5_000)}${']'.repeat(5_000)}}}]`),
-      [{ type: 't', name: 'n', rewards: Array.from({ length: 20_000 }, (_, index) => ({ name: `r${index}`, description: 'd', denominations: [{ id: index, price: index }] })) }],
+      [{ type: 't', name: 'n', rewards: rewards(MAX_LIST_ITEMS) }],
+      [{ type: 't', name: 'n', rewards: rewards(MAX_LIST_ITEMS + 1) }],
+      [{ type: 't', name: 'n', rewards: { items: rewards(MAX_LIST_ITEMS + 1) } }],
+      [{ type: 't', name: 'n', rewards: [{ name: 'r', denominations: Array.from({ length: MAX_LIST_ITEMS + 1 }, (_, index) => ({ id: index })) }] }],
+      Array.from({ length: MAX_LIST_ITEMS + 1 }, () => ({ type: 't', name: 'n', rewards: [] })),
     ];
     for (const body of hostile) expect(outcome(shape, body, read)).toStrictEqual(outcome(shape, body));
     expect(({} as { polluted?: unknown }).polluted).toBeUndefined();
-    expect(read(hostile[3])[0]!.rewards).toHaveLength(20_000);
+    expect(read(hostile[3])[0]!.rewards).toHaveLength(MAX_LIST_ITEMS);
+    for (const body of hostile.slice(4)) {
+      expect(() => read(body)).toThrow(UNUSUAL);
+      expect(outcome(shape, body, read)).toMatchObject({ error: expect.stringContaining(`Too big: expected array to have <=${MAX_LIST_ITEMS} items`) });
+    }
   });
 
   it('read hostile redemptions as the shape does: prototype keys, nesting 10,000 deep where a field or the details should be', () => {
@@ -221,7 +262,7 @@ describe('quick readers of hot recognition answers', () => {
     expect(QUICK_READERS.redemption.read(hostile[0])).toMatchObject({ id: 'rd1', reward_details: { id: 'r' } });
   });
 
-  it('read hostile leaderboards as the shape does: prototype keys, nesting 10,000 deep where a count, a user or the list should be, 100,000 entries', () => {
+  it('read hostile leaderboards as the shape does: prototype keys, nesting 10,000 deep where a count, a user or the list should be, the most entries a list may hold and one more', () => {
     const deep = `${'['.repeat(10_000)}${']'.repeat(10_000)}`;
     const { shape, read } = QUICK_READERS.leaderboard;
     const hostile = [
@@ -230,12 +271,34 @@ describe('quick readers of hot recognition answers', () => {
       JSON.parse(`[{"count":1,"user":${deep}}]`),
       JSON.parse(`{"leaderboard":${deep}}`),
       JSON.parse(deep),
-      Array.from({ length: 100_000 }, (_, index) => ({ count: index, user: { id: `u${index}` } })),
+      Array.from({ length: MAX_LIST_ITEMS }, (_, index) => ({ count: index, user: { id: `u${index}` } })),
+      Array.from({ length: MAX_LIST_ITEMS + 1 }, (_, index) => ({ count: index, user: { id: `u${index}` } })),
+      { leaderboard: Array.from({ length: MAX_LIST_ITEMS + 1 }, (_, index) => ({ count: index, user: { id: `u${index}` } })) },
     ];
     for (const body of hostile) expect(outcome(shape, body, read)).toStrictEqual(outcome(shape, body));
     expect(({} as { polluted?: unknown }).polluted).toBeUndefined();
     expect(read(hostile[0])).toMatchObject([{ count: 1, user: { id: 'u1' } }]);
-    expect(read(hostile[5])).toHaveLength(100_000);
+    expect(read(hostile[5])).toHaveLength(MAX_LIST_ITEMS);
+    for (const body of hostile.slice(6)) expect(() => read(body)).toThrow(UNUSUAL);
+  });
+
+  it('read lists of a million bad items as the shapes do: refused whole past the cap, else at the first item', () => {
+    const refusal = (reader: { shape: z.ZodType<unknown>; read: (body: unknown) => unknown }, body: unknown) => {
+      const { error } = outcome(reader.shape, body, reader.read);
+      expect(outcome(reader.shape, body)).toStrictEqual({ error });
+      return error;
+    };
+    for (const item of [{}, null, 1]) {
+      const million = Array.from({ length: 1_000_000 }, () => item);
+      const most = million.slice(0, MAX_LIST_ITEMS);
+      const tooBig = `Too big: expected array to have <=${MAX_LIST_ITEMS} items`;
+      expect(refusal(QUICK_READERS.leaderboard, million)).toContain(`the body: ${tooBig}`);
+      expect(refusal(QUICK_READERS.leaderboard, { leaderboard: million })).toContain(`leaderboard: ${tooBig}`);
+      expect(refusal(QUICK_READERS.catalogue, million)).toContain(`the body: ${tooBig}`);
+      expect(refusal(QUICK_READERS.catalogue, [{ type: 't', name: 'n', rewards: most }])).toMatch(/\(\[0\]\.rewards\[0\][.:][^;]*\)$/);
+      expect(refusal(MARKETPLACE_READERS.product, { sku: 's', specifications: most })).toMatch(/\(specifications\[0\][.:][^;]*\)$/);
+      expect(refusal(MARKETPLACE_READERS.product, { sku: 's', variations: most })).toMatch(/\(variations\[0\][.:][^;]*\)$/);
+    }
   });
 
   it('hand what they do not know to the shape', () => {
