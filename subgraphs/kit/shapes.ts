@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { upstreamContractError } from './errors.ts';
+import { MAX_SEGMENT_CHARS } from './paths.ts';
 
 /**
  * Declared shapes of upstream answers, checked at each client's boundary. A 2xx body that lacks
@@ -14,7 +15,8 @@ import { upstreamContractError } from './errors.ts';
 const NUMERIC = /^\s*-?\d+(\.\d+)?\s*$/;
 
 /** An identifier: text, or a number the service sent unquoted. */
-export const identifier = z.union([z.string().min(1), z.number().transform(String)]);
+/** An id: an upstream one past what a path segment may hold could only be sent back as the caller's mistake. */
+export const identifier = z.union([z.string().min(1).max(MAX_SEGMENT_CHARS), z.number().transform(String)]);
 /** Required text; a number is accepted as its text. */
 export const text = z.union([z.string(), z.number().transform(String)]);
 /** Optional text: absent or null is null. */
@@ -142,7 +144,7 @@ export const quick = {
   },
   /** `identifier` */
   identifier(value: unknown): string {
-    if (typeof value === 'string' && value !== '') return value;
+    if (typeof value === 'string' && value !== '' && value.length <= MAX_SEGMENT_CHARS) return value;
     if (typeof value === 'number') return String(value);
     throw UNUSUAL;
   },

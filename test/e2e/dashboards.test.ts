@@ -392,6 +392,14 @@ describe.each(DIALECTS)('%s dialect', (dialect) => {
       expect((await gql('{ dashboardStats { averageRequestsPerSecond } }')).data).toEqual({ dashboardStats: { averageRequestsPerSecond: 2 ** 31 - 1 } });
     });
 
+    it('refuses an id from the service too long to send back as UPSTREAM_ERROR, never as the caller’s input', async () => {
+      await emulator.fault({ path: '/dashboards/api-health', method: 'GET', status: 200, body: { results: [{ id: 'd'.repeat(600), name: 'API health', slug: 'api-health' }] }, times: 1 });
+      const result = await gql('{ dashboard(slug: "api-health") { id name widgets(first: 2) { totalCount } } }');
+      expect(result.data).toEqual({ dashboard: null });
+      expect(firstError(result)?.extensions).toMatchObject({ code: 'UPSTREAM_ERROR', service: 'dashboards' });
+      expect(firstError(result)?.extensions).not.toHaveProperty('argument');
+    });
+
     it('refuses a stats answer with a bad count, or none, as UPSTREAM_ERROR rather than stats of nulls', async () => {
       const good = { avgReqPerSec: 20, nbReq: 1_728_000, rateLimitingBase: 100_000 };
       for (const body of [{ results: [{ ...good, rateLimitingRemaining: 'n/a' }] }, { results: [] }, {}, { foo: 1 }, { results: {} }, { code: 401, message: 'x' }]) {
