@@ -20,6 +20,7 @@ import { requireBinary } from '../support/binaries.ts';
 import { knownSecrets, testLogger } from '../support/logs.ts';
 import { startRecognitionEmulator, startRecognitionGateway, startRecognitionSubgraph } from '../support/recognitionPieces.ts';
 import { startRoundRobinProxy } from '../support/roundRobinProxy.ts';
+import { redisAnswers } from '../support/redisServer.ts';
 import { subscribeWs, type Collected } from '../support/subscribers.ts';
 import { waitForEventSubscriptions, waitUntil } from '../support/waitFor.ts';
 
@@ -68,21 +69,7 @@ async function startOwnRedis() {
     const started = spawn('redis-server', ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no'], { stdio: 'ignore' });
     child = started;
     exited = new Promise((resolve) => started.once('exit', () => resolve()));
-    const probe = new Redis(url, { lazyConnect: true, maxRetriesPerRequest: 0, retryStrategy: () => null });
-    probe.on('error', () => undefined);
-    await waitUntil(
-      async () => {
-        try {
-          if (probe.status !== 'ready') await probe.connect();
-          return (await probe.ping()) === 'PONG';
-        } catch {
-          probe.disconnect();
-          return false;
-        }
-      },
-      () => `redis-server on ${port}`,
-    );
-    probe.disconnect();
+    await redisAnswers(url);
   }
 
   async function stop(): Promise<void> {

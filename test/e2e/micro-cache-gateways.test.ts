@@ -8,7 +8,7 @@ import { DROPS_CHANNEL } from '../../gateway/microCacheChannel.ts';
 import { requireBinary } from '../support/binaries.ts';
 import { capturedLogs } from '../support/logs.ts';
 import { startRecognitionEmulator, startRecognitionSubgraph } from '../support/recognitionPieces.ts';
-import { startRedis } from '../support/redisServer.ts';
+import { redisAnswers, startRedis } from '../support/redisServer.ts';
 import { waitUntil } from '../support/waitFor.ts';
 
 /**
@@ -35,18 +35,7 @@ const labelsOf = (result: Result) => ((result.data?.apiKeys ?? []) as { label: s
 /** A redis-server on a given port (the one the gateways were given), so it can come back where it was. */
 async function startRedisOn(port: number): Promise<{ close(): Promise<void> }> {
   const child: ChildProcess = spawn('redis-server', ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no'], { stdio: 'ignore' });
-  const probe = new Redis(`redis://127.0.0.1:${port}`, { lazyConnect: true, maxRetriesPerRequest: 0, retryStrategy: () => null });
-  probe.on('error', () => undefined);
-  await waitUntil(async () => {
-    try {
-      if (probe.status !== 'ready') await probe.connect();
-      return (await probe.ping()) === 'PONG';
-    } catch {
-      probe.disconnect();
-      return false;
-    }
-  }, () => `redis-server back on ${port}`);
-  probe.disconnect();
+  await redisAnswers(`redis://127.0.0.1:${port}`);
   return { close: () => new Promise((resolve) => (child.exitCode !== null ? resolve() : (child.once('exit', () => resolve()), child.kill('SIGTERM')))) };
 }
 

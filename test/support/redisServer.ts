@@ -18,12 +18,9 @@ async function freePort(): Promise<number> {
  * A real, throwaway redis-server for one test file. The file skips its tests where
  * `requireBinary('redis-server')` says it is missing (and fails in CI).
  */
-export async function startRedis(): Promise<{ url: string; close(): Promise<void> }> {
-  const port = await freePort();
-  const child = spawn('redis-server', ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no'], { stdio: 'ignore' });
-  const url = `redis://127.0.0.1:${port}`;
+/** Resolves once a redis-server at `url` answers PING; refused connections are expected until then. */
+export async function redisAnswers(url: string): Promise<void> {
   const probe = new Redis(url, { lazyConnect: true, maxRetriesPerRequest: 0, retryStrategy: () => null });
-  // Refused connections are expected until the server is up.
   probe.on('error', () => undefined);
   await waitUntil(
     async () => {
@@ -35,9 +32,16 @@ export async function startRedis(): Promise<{ url: string; close(): Promise<void
         return false;
       }
     },
-    () => `redis-server on ${port}`,
+    () => `redis-server at ${url}`,
   );
   probe.disconnect();
+}
+
+export async function startRedis(): Promise<{ url: string; close(): Promise<void> }> {
+  const port = await freePort();
+  const child = spawn('redis-server', ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no'], { stdio: 'ignore' });
+  const url = `redis://127.0.0.1:${port}`;
+  await redisAnswers(url);
   return {
     url,
     close: () =>
