@@ -119,7 +119,7 @@ export interface MicroCacheSettings {
   maxBytes: number;
   /** REDIS_URL: the gateways on it tell each other of writes (gateway/microCacheChannel.ts). */
   redisUrl?: string | undefined;
-  /** That channel, opened by whoever runs the gateway (gateway/main.ts) and closed after it; undefined: this gateway alone. */
+  /** That channel, when the caller opens it; by default the gateway opens its own on `redisUrl` and closes it when it closes. */
   channel?: DropChannel | undefined;
 }
 

@@ -17,6 +17,7 @@ import type { GatewayConfig } from './config.ts';
 import { createUndiciFetcher } from './fetcher.ts';
 import { batchedReadMetrics, createOperationMetrics, metricsPlugin, microCacheMetrics, sharedReadMetrics, subscriptionMetrics } from './metricsPlugin.ts';
 import { createMicroCache } from './microCache.ts';
+import { createDropChannel } from './microCacheChannel.ts';
 import { HttpRequestContext, type GatewayContext } from './context.ts';
 import { createPassThrough } from './passThrough.ts';
 import { checkReadiness } from './readiness.ts';
@@ -91,8 +92,18 @@ export async function startGateway(config: GatewayConfig, logger: Logger): Promi
   // One data source per subgraph, shared by queries and by the entity fetches of subscription events.
   const dataSources = new Map<string, SubgraphDataSource>();
   const batchers: ReadBatcher[] = [];
+  const planner = createPlanner(supergraphSdl);
+  // A field named in GATEWAY_MICRO_CACHE that the graph lacks would silently be kept never.
+  const queryFields = planner.graphqlApiSchema.getQueryType()?.getFields() ?? {};
+  const unknown = [...config.microCache.fields.keys()].filter((field) => !Object.hasOwn(queryFields, field.slice('Query.'.length)));
+  if (unknown.length) throw new ConfigError(`GATEWAY_MICRO_CACHE names fields the graph has no Query field for: ${unknown.join(', ')}`);
+  // Gateways sharing a Redis tell each other of writes, so none answers a read from what a write
+  // through another made stale (docs/REPLICAS.md). Only with a micro-cache: there is nothing else to drop.
+  const { redisUrl, fields } = config.microCache;
+  const ownChannel = !config.microCache.channel && redisUrl && fields.size ? createDropChannel(redisUrl, logger.child({ component: 'micro-cache' })) : undefined;
+  const channel = config.microCache.channel ?? ownChannel;
   // Off unless the operator opted some root fields in; one for every subgraph, so its bounds are the process's.
-  const microCache = config.microCache.fields.size ? createMicroCache({ ...config.microCache, ...(config.now ? { now: config.now } : {}) }) : undefined;
+  const microCache = fields.size ? createMicroCache({ ...config.microCache, channel, ...(config.now ? { now: config.now } : {}) }) : undefined;
   const breakerFor = createBreakerGuards({ settings: config.circuitBreaker, logger, registry: metrics.registry, prefix: 'gateway', describe: (name) => `the ${name} subgraph` });
 
   // Apollo Gateway reports to Apollo and probes cloud metadata endpoints at construction unless
@@ -121,11 +132,6 @@ export async function startGateway(config: GatewayConfig, logger: Logger): Promi
   // Apollo Gateway checks variables against its own API schema: give it the custom scalars' parsers.
   gateway.onSchemaLoadOrUpdate(({ apiSchema }) => void withScalarParsers(apiSchema));
 
-  const planner = createPlanner(supergraphSdl);
-  // A field named in GATEWAY_MICRO_CACHE that the graph lacks would silently be kept never.
-  const queryFields = planner.graphqlApiSchema.getQueryType()?.getFields() ?? {};
-  const unknown = [...config.microCache.fields.keys()].filter((field) => !Object.hasOwn(queryFields, field.slice('Query.'.length)));
-  if (unknown.length) throw new ConfigError(`GATEWAY_MICRO_CACHE names fields the graph has no Query field for: ${unknown.join(', ')}`);
   const metadataUrl = config.publicUrl ? `${config.publicUrl}/.well-known/oauth-protected-resource` : undefined;
   const authenticator = createAuthenticator({ resourceMetadataUrl: metadataUrl, ...config.auth }, logger.child({ component: 'auth' }));
   const explorer = createExplorerHints(config.explorer, () => dataSources.get('gatewayAdmin'), logger.child({ component: 'auth' }));
@@ -387,6 +393,7 @@ export async function startGateway(config: GatewayConfig, logger: Logger): Promi
     await authenticator.close();
     await limiter.close();
     await downloads.close();
+    await ownChannel?.close();
   };
   return {
     url: started.url,

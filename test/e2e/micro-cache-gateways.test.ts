@@ -7,7 +7,7 @@ import { SERVICE_ENTRY, SERVICES } from '../../lib/services.ts';
 import { DROPS_CHANNEL } from '../../gateway/microCacheChannel.ts';
 import { requireBinary } from '../support/binaries.ts';
 import { capturedLogs } from '../support/logs.ts';
-import { startRecognitionEmulator, startRecognitionSubgraph } from '../support/recognitionPieces.ts';
+import { startRecognitionEmulator, startRecognitionGateway, startRecognitionSubgraph } from '../support/recognitionPieces.ts';
 import { redisAnswers, startRedis } from '../support/redisServer.ts';
 import { waitUntil } from '../support/waitFor.ts';
 
@@ -26,7 +26,7 @@ const CATALOG = '{ rewardCatalog { name } }';
 const createKey = (label: string) => `mutation { createApiKey(input: { label: "${label}" }) { success label } }`;
 
 type Result = { data?: Record<string, unknown> | null; errors?: { message: string; extensions?: { code?: string } }[] };
-async function gql(gateway: Child, query: string, headers: Record<string, string> = admin): Promise<Result> {
+async function gql(gateway: Pick<Child, 'url'>, query: string, headers: Record<string, string> = admin): Promise<Result> {
   const response = await fetch(gateway.url, { method: 'POST', headers: { 'content-type': 'application/json', ...headers }, body: JSON.stringify({ query }) });
   return (await response.json()) as Result;
 }
@@ -52,7 +52,7 @@ describe.skipIf(!requireBinary('redis-server'))('the micro-cache across gateways
 
   const upstream = async () => (await emulator.control.requests()).filter((request) => !request.path.startsWith('/__emulator')).map((request) => `${request.method} ${request.path}`);
   /** Whether `gateway` answers a read of `query` it just made from what it kept (no upstream call the second time). */
-  async function keeps(gateway: Child, query: string, headers = admin): Promise<boolean> {
+  async function keeps(gateway: Pick<Child, 'url'>, query: string, headers = admin): Promise<boolean> {
     await gql(gateway, query, headers);
     await emulator.control.clearRequests();
     await gql(gateway, query, headers);
@@ -195,6 +195,24 @@ describe.skipIf(!requireBinary('redis-server'))('the micro-cache across gateways
     // And the channel still works.
     await gql(a, createKey('after-hostile'));
     expect(labelsOf(await gql(b, KEYS))).toContain('after-hostile');
+  });
+
+  it('has a gateway started in its caller\'s process (as `npm start` runs one) on the channel too, both ways', async () => {
+    const started = await startRecognitionGateway(subgraph.graphqlUrl, {
+      microCache: { fields: new Map([['Query.apiKeys', 60_000]]), maxEntries: 1000, maxBytes: 16 * 1024 * 1024, redisUrl: redis.url },
+    });
+    const c = { url: started.graphqlUrl };
+    try {
+      await waitUntil(() => keeps(c, KEYS), () => 'the in-process gateway keeping reads', 15_000);
+      await gql(a, KEYS);
+      await gql(c, createKey('through-c'));
+      expect(labelsOf(await gql(a, KEYS))).toContain('through-c');
+      await gql(c, KEYS);
+      await gql(b, createKey('to-c'));
+      expect(labelsOf(await gql(c, KEYS))).toContain('to-c');
+    } finally {
+      await started.close();
+    }
   });
 
   it('answers from nothing it kept while Redis does not answer, without holding mutations back, and keeps again once it does', async () => {
