@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto';
 import { badUserInput } from './errors.ts';
 import { decodeCursor, encodeCursor, type CursorSigner } from './cursors.ts';
 
@@ -91,6 +92,11 @@ export interface ForwardListOptions<T> {
   filters: Record<string, string | null>;
   /** The first page (token null), or the page an upstream token points to. */
   fetchPage(token: string | null): Promise<ForwardPage<T>>;
+  /**
+   * An item's identity within the list: a cursor inside a page finds its place again by it, as
+   * items shown may have been removed from that page (or others inserted) before the next request.
+   */
+  idOf(item: T): string;
   /** Upstream pages one call may read to fill `first`. @default 10 */
   maxPages?: number;
   /** Signs the cursors: they carry upstream tokens, which go back upstream as they are. */
@@ -102,12 +108,25 @@ interface ForwardPosition {
   t: string | null;
   /** Items of that page already seen. */
   s: number;
+  /** Identity of the last item seen, inside a page only (absent from cursors issued before it was kept). */
+  l?: string;
+  /** Identity of the item that followed it in the page when the cursor was issued, if any. */
+  n?: string;
 }
 
+/**
+ * A short id as it is (ids are in the answer anyway, and hashing every edge of every page would
+ * cost the hot list more than the cursor saves); a long one as 48 bits of SHA-256, so the cursor
+ * stays small whatever the ids look like: two items of one page (at most `maxSize`) sharing a
+ * digest is too unlikely to matter, and a digest never equals a short id (it starts with `#`).
+ */
+const identity = (id: string): string => (id.length <= 24 && !id.startsWith('#') ? id : `#${createHash('sha256').update(id).digest('base64url').slice(0, 8)}`);
+
 function forwardPosition(after: string, kind: string, filters: Record<string, string | null>, signer: CursorSigner): ForwardPosition {
-  const cursor = signer.open<{ t: unknown; s: unknown; f: unknown }>(after, kind);
+  const cursor = signer.open<{ t: unknown; s: unknown; f: unknown; l?: unknown; n?: unknown }>(after, kind);
   const seen = cursor.f && typeof cursor.f === 'object' ? (cursor.f as Record<string, unknown>) : undefined;
-  if ((cursor.t !== null && typeof cursor.t !== 'string') || typeof cursor.s !== 'number' || !Number.isInteger(cursor.s) || cursor.s < 0 || !seen) {
+  const digest = (value: unknown) => value === undefined || typeof value === 'string';
+  if ((cursor.t !== null && typeof cursor.t !== 'string') || typeof cursor.s !== 'number' || !Number.isInteger(cursor.s) || cursor.s < 0 || !seen || !digest(cursor.l) || !digest(cursor.n)) {
     throw badUserInput('after', 'is not a cursor this graph issued for this list');
   }
   for (const [name, value] of Object.entries(filters)) {
@@ -116,18 +135,38 @@ function forwardPosition(after: string, kind: string, filters: Record<string, st
       throw badUserInput(name, `must stay ${JSON.stringify(first)} as on the first page: the upstream keeps the first page's filters in its cursor. To change the filter, start again without \`after\``);
     }
   }
-  return { t: cursor.t, s: cursor.s };
+  return { t: cursor.t, s: cursor.s, ...(typeof cursor.l === 'string' ? { l: cursor.l } : {}), ...(typeof cursor.n === 'string' ? { n: cursor.n } : {}) };
+}
+
+/**
+ * Where to go on in the page a cursor points into, read again: the upstream's token points at
+ * the page, not at a place in it, and the page may have changed since (an item shown deleted, by
+ * this graph's own deleteQuestion, or one inserted).
+ */
+function resumeAt<T>({ s, l, n }: ForwardPosition, items: readonly T[], idOf: (item: T) => string): number {
+  // Issued before identities were kept, or at the start of a page: the position is all there is.
+  if (l === undefined) return s;
+  const digests = items.map((item) => identity(idOf(item)));
+  const last = digests.indexOf(l);
+  if (last >= 0) return last + 1;
+  const next = n === undefined ? -1 : digests.indexOf(n);
+  if (next >= 0) return next;
+  // Both gone, and any item shown before them may be gone too: only the page's start is sure to
+  // skip nothing. Repeating beats skipping: a repeated item is in plain sight and a client can
+  // drop it by its id, while a skipped one is lost without anyone noticing.
+  return 0;
 }
 
 /**
  * A connection over an upstream that pages forward only. Each edge's cursor holds the upstream
- * token of its page, its place in that page and the filters; the last edge of a page points
- * straight at the next page, so a client paging with the upstream's page size costs one call per page.
+ * token of its page, its place in that page (the identities of the item and of the one after it) and
+ * the filters; the last edge of a page points straight at the next page, so a client paging with
+ * the upstream's page size costs one call per page.
  * The caller vets tokens before they get here: they must hold no credential. The cursors are
  * signed: a client cannot edit the token (a forged page size or filter would reach the upstream).
  */
 export async function forwardConnection<T>(kind: string, args: { first?: number | null; after?: string | null }, options: ForwardListOptions<T>): Promise<Connection<T>> {
-  const { filters, fetchPage, maxPages = 10, signer } = options;
+  const { filters, fetchPage, idOf, maxPages = 10, signer } = options;
   const limit = pageSize(args.first, options);
   let position: ForwardPosition = args.after ? forwardPosition(args.after, kind, filters, signer) : { t: null, s: 0 };
   const edges: Edge<T>[] = [];
@@ -136,11 +175,12 @@ export async function forwardConnection<T>(kind: string, args: { first?: number 
   for (let pages = 1; ; pages += 1) {
     const token = position.t;
     const page = await fetchPage(token);
-    let index = position.s;
+    let index = pages === 1 ? resumeAt(position, page.items, idOf) : 0;
     while (index < page.items.length && edges.length < limit) {
       const node = page.items[index]!;
       index += 1;
-      position = index >= page.items.length && page.next ? { t: page.next, s: 0 } : { t: token, s: index };
+      if (index >= page.items.length && page.next) position = { t: page.next, s: 0 };
+      else position = { t: token, s: index, l: identity(idOf(node)), ...(index < page.items.length ? { n: identity(idOf(page.items[index]!)) } : {}) };
       edges.push({ cursor: cursorAt(position), node });
     }
     if (index < page.items.length) {

@@ -16,7 +16,7 @@ function upstream() {
   return { fetched, fetchPage };
 }
 const signer = makeCursorSigner('a test key of at least thirty-two characters');
-const options = (fetchPage: (token: string | null) => Promise<ForwardPage<string>>, filters: Record<string, string | null> = { status: null }) => ({ defaultSize: 3, maxSize: 10, filters, fetchPage, signer });
+const options = (fetchPage: (token: string | null) => Promise<ForwardPage<string>>, filters: Record<string, string | null> = { status: null }) => ({ defaultSize: 3, maxSize: 10, filters, fetchPage, signer, idOf: (item: string) => item });
 
 describe('forward-only connections', () => {
   it('give the same list for any page size, reading each upstream page once when aligned', async () => {

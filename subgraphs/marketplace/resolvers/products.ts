@@ -24,6 +24,7 @@ export const productResolvers: Resolvers = {
           maxSize: 100,
           filters: { status: status ?? null },
           signer: cursors,
+          idOf: (product) => product.sku,
           fetchPage: async (next) => {
             const page = await loaders.productPages.load(next ? { next, status: status ?? undefined } : { status: status ?? undefined });
             totalCount = page.total;

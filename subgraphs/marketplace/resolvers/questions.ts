@@ -17,6 +17,7 @@ export const questionResolvers: Resolvers = {
           maxSize: 100,
           filters: { platform, status: status ?? null },
           signer: cursors,
+          idOf: (question) => question.id,
           fetchPage: async (cursor) => {
             const page = await loaders.questionPages.load({ platform, status: status ?? undefined, cursor: cursor ?? undefined });
             return { items: page.questions, next: page.cursor };
