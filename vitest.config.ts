@@ -19,6 +19,8 @@ export default defineConfig({
         test: {
           name: 'unit',
           include: ['test/unit/**/*.test.ts'],
+          // The property tests run a fixed count of cases (1-2 s here); a busy machine must not fail them on time.
+          testTimeout: 20_000,
         },
       },
       {
