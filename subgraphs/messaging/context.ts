@@ -11,6 +11,12 @@ import { CALLBACK_PATH } from './events.ts';
 export interface MessagingContext {
   client: MessagingClient;
   loaders: MessagingLoaders;
+  /**
+   * Replaces `loaders` with fresh ones. A subscription's context lives as long as the subscription:
+   * each event's fields must read the service afresh (the state after the event), sharing their
+   * reads with each other only.
+   */
+  renewLoaders(): void;
   events: EventLog;
   /**
    * While a subscription to `storeId` streams, checks the caller's credential again by reading that
@@ -34,6 +40,9 @@ export function makeContext({ transport, events, credentialChecks }: MessagingDe
   return {
     client,
     loaders: createLoaders(client, scope),
+    renewLoaders() {
+      this.loaders = createLoaders(client, scope);
+    },
     events,
     // A method: an arrow function in a property is renamed at every request under tsx.
     watchCredential(storeId, onRefused) {

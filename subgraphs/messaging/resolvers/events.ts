@@ -59,7 +59,12 @@ function followStore<Args extends { after?: string | null }>(filterOf: (args: Ar
       if (!store) throw badUserInput('filter.storeId', 'names no store this credential can read');
       return followLog(context.events, position, accepts, { watch: (end) => context.watchCredential(storeId, end) });
     },
-    resolve: resolveEvent,
+    resolve: (event: LoggedEvent, args: Args, context: MessagingContext) => {
+      // Fields of one event share their reads (a store asked by the event and by its subscriber
+      // is one call); nothing read for an earlier event is shown for this one.
+      context.renewLoaders();
+      return resolveEvent(event, args, context);
+    },
   };
 }
 
@@ -69,7 +74,7 @@ const eventFields = {
   cursor: (event: LoggedEvent) => encodeCursor(CURSOR_KIND, { p: event.position }),
 };
 
-// Each event reads its store and subscriber afresh: a subscription's context lives as long as it does.
+// Each event reads its store and subscriber afresh, through the loaders its `resolve` renewed.
 export const eventResolvers: Resolvers = {
   Subscription: {
     inboundMessageReceived: followStore(({ filter }: { filter: InboundMessageFilter; after?: string | null }) => inboundFilter(filter)),
@@ -85,8 +90,8 @@ export const eventResolvers: Resolvers = {
     keywordType: (event) => keywordTypeOf(inboundOf(event).keywordType),
     subscriberStatus: (event) => subscriberStatusOf(inboundOf(event).subscriberStatus),
     storeId: (event) => inboundOf(event).storeId,
-    store: (event, _args, { client }) => client.getStore(inboundOf(event).storeId),
-    subscriber: (event, _args, { client }) => client.getSubscriber(inboundOf(event).storeId, inboundOf(event).from),
+    store: (event, _args, { loaders }) => loaders.store.load(inboundOf(event).storeId),
+    subscriber: (event, _args, { loaders }) => loaders.subscriber.load({ storeId: inboundOf(event).storeId, mobileId: inboundOf(event).from }),
   },
   SubscriberStatusEvent: {
     ...eventFields,
@@ -97,10 +102,10 @@ export const eventResolvers: Resolvers = {
     mobileId: (event) => statusOf(event).mobileId,
     subscriberStatus: (event) => subscriberStatusOf(statusOf(event).subscriberStatus),
     reason: (event) => statusOf(event).reason,
-    store: (event, _args, { client }) => client.getStore(statusOf(event).storeId),
-    subscriber: (event, _args, { client }) => {
+    store: (event, _args, { loaders }) => loaders.store.load(statusOf(event).storeId),
+    subscriber: (event, _args, { loaders }) => {
       const { storeId, mobileId } = statusOf(event);
-      return mobileId ? client.getSubscriber(storeId, mobileId) : null;
+      return mobileId ? loaders.subscriber.load({ storeId, mobileId }) : null;
     },
   },
 };

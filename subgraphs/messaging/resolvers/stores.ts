@@ -11,7 +11,7 @@ const SUBSCRIBERS_CURSOR = 'messaging-subscribers';
 export const storeResolvers: Resolvers = {
   Query: {
     store: (_parent, args, { loaders }) => loaders.store.load(id(args.id, 'id')),
-    account: (_parent, args, { client }) => client.getAccount(id(args.id, 'id')),
+    account: (_parent, args, { loaders }) => loaders.account.load(id(args.id, 'id')),
   },
   Mutation: {
     deleteKeyword: async (_parent, args, { client }) => {
@@ -31,14 +31,14 @@ export const storeResolvers: Resolvers = {
     __resolveReference: (reference, { loaders }) => loaders.store.load(reference.id),
     inboundCallbackUrl: (store) => store.inboundCallbackUrl && maskCallbackSecret(store.inboundCallbackUrl),
     messageStatusUrl: (store) => store.messageStatusUrl && maskCallbackSecret(store.messageStatusUrl),
-    subscribers: (store, args, { client }) =>
+    subscribers: (store, args, { loaders }) =>
       pageNumberedConnection(SUBSCRIBERS_CURSOR, args, {
         defaultSize: SUBSCRIBER_PAGE_SIZE,
         maxSize: SUBSCRIBER_PAGE_SIZE,
         firstPage: 1,
         fixedPageSize: SUBSCRIBER_PAGE_SIZE,
         fetchPage: async (page) => {
-          const { items, count } = await client.listSubscribers(store.id, page);
+          const { items, count } = await loaders.subscriberPage.load({ storeId: store.id, page });
           return { items, totalCount: count };
         },
       }),

@@ -5,7 +5,7 @@ import type { Resolvers } from '../__generated__/resolvers.ts';
 export const subscriberResolvers: Resolvers = {
   Query: {
     subscriber: (_parent, args, { loaders }) => loaders.subscriber.load({ storeId: id(args.storeId, 'storeId'), mobileId: mobileNumber(args.mobileId, 'mobileId') }),
-    mobileNumber: (_parent, args, { client }) => client.getMobileNumber(mobileNumber(args.mobileId, 'mobileId')),
+    mobileNumber: (_parent, args, { loaders }) => loaders.mobileNumber.load(mobileNumber(args.mobileId, 'mobileId')),
   },
   Mutation: {
     sendOptIn: async (_parent, { input }, { client }) => {
