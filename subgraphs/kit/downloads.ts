@@ -1,4 +1,4 @@
-import { randomBytes } from 'node:crypto';
+import { createHmac, randomBytes } from 'node:crypto';
 import { pipeline } from 'node:stream/promises';
 import type { Readable } from 'node:stream';
 import { GraphQLError } from 'graphql';
@@ -20,43 +20,191 @@ const ID = /^[A-Za-z0-9_-]{32,64}$/;
 export const newDownloadId = (): string => randomBytes(24).toString('base64url');
 
 export interface DownloadStore<T> {
+  /** A link to `value`; a store may hand out a live link it issued for an equal value again. */
   issue(value: T): Promise<{ id: string; expiresAt: number }>;
   /** The value behind a live id; `expired` while a dead one is still remembered (one more lifetime). */
   find(id: string): Promise<T | 'expired' | undefined>;
   close(): Promise<void>;
 }
 
-export interface DownloadStoreOptions {
+export interface DownloadStoreOptions<T> {
   /** How long a link works. */
   ttlMs: number;
   /** @default Date.now */
   now?: () => number;
-  /** Links kept at most; the oldest go first. @default 10000 */
+  /** Links kept at most, over every owner, live and recently expired. @default 10000 */
   maxEntries?: number;
+  /** Links one owner keeps at most; past it, that owner's own oldest go first. @default 1000 */
+  maxEntriesPerOwner?: number;
+  /**
+   * Whom a link belongs to: links are counted and given up per owner, known only by a keyed digest.
+   * @default the value's `credential` when it has one (the caller who asked for the link), else the value
+   */
+  ownerOf?: (value: T) => unknown;
 }
 
-export function createDownloadStore<T>({ ttlMs, now = Date.now, maxEntries = 10_000 }: DownloadStoreOptions): DownloadStore<T> {
-  const entries = new Map<string, { value: T; expiresAt: number }>();
-  // An expired id answers `expired` for one more lifetime, then is forgotten.
-  const sweep = () => {
-    for (const [id, entry] of entries) if (now() > entry.expiresAt + ttlMs) entries.delete(id);
-  };
+/** What every link value issued here holds beside what it opens (`LabelsPdfDownload`): the caller's credential. */
+const credentialOf = (value: unknown): unknown => (value !== null && typeof value === 'object' && 'credential' in value ? value.credential : value);
+
+/** One text for equal values whatever the order of their keys, so that equal values digest alike. */
+const canonical = (value: unknown): string =>
+  JSON.stringify(value, (_key, inner: unknown) =>
+    inner !== null && typeof inner === 'object' && !Array.isArray(inner)
+      ? Object.fromEntries(Object.keys(inner).sort().map((key) => [key, (inner as Record<string, unknown>)[key]]))
+      : inner,
+  ) ?? '';
+
+/**
+ * A doubly linked list: first, last and any node in O(1). A Map or Set read from its front after
+ * deletions there walks past every deleted slot until V8 compacts it, which a FIFO does constantly.
+ */
+interface Node<V> {
+  value: V;
+  prev: Node<V> | undefined;
+  next: Node<V> | undefined;
+}
+
+class List<V> {
+  first: Node<V> | undefined;
+  last: Node<V> | undefined;
+  size = 0;
+
+  push(value: V): Node<V> {
+    const node: Node<V> = { value, prev: this.last, next: undefined };
+    if (this.last) this.last.next = node;
+    else this.first = node;
+    this.last = node;
+    this.size++;
+    return node;
+  }
+
+  remove(node: Node<V>): void {
+    if (node.prev) node.prev.next = node.next;
+    else this.first = node.next;
+    if (node.next) node.next.prev = node.prev;
+    else this.last = node.prev;
+    node.prev = node.next = undefined;
+    this.size--;
+  }
+}
+
+interface Link<T> {
+  id: string;
+  value: T;
+  expiresAt: number;
+  owner: Owner<T>;
+  /** The digest of its value: an equal value asked for again is handed this link. */
+  key: string;
+  /** Its place among all links, in the order issued. */
+  inStore: Node<Link<T>>;
+  /** Its place among its owner's links, oldest first. */
+  inOwner: Node<Link<T>>;
+}
+
+interface Owner<T> {
+  digest: string;
+  links: List<Link<T>>;
+  /** Its place among the owners holding as many links as it does. */
+  inBucket: Node<Owner<T>> | undefined;
+}
+
+/**
+ * Links in this process's memory, counted per owner (the credential behind them), because the
+ * process-wide bound alone let one caller's burst of links push out another's before their time.
+ * An owner past its own bound gives up its own oldest; a full store takes a link that is dead,
+ * else the oldest of the owner holding the most, never one of an owner holding as few as the
+ * caller asking. An equal value asked for again (aliases, a page reloaded) is handed the link it
+ * has while that link has half its life ahead: at most two live links per owner and value.
+ * Every step is O(1) (amortised for the dead, each forgotten once).
+ */
+export function createDownloadStore<T>({ ttlMs, now = Date.now, maxEntries = 10_000, maxEntriesPerOwner = 1000, ownerOf = credentialOf }: DownloadStoreOptions<T>): DownloadStore<T> {
+  for (const [name, bound] of [['maxEntries', maxEntries], ['maxEntriesPerOwner', maxEntriesPerOwner]] as const) {
+    if (!Number.isInteger(bound) || bound < 1) throw new RangeError(`${name} must be a positive integer; got ${bound}`);
+  }
+  if (maxEntriesPerOwner > maxEntries) throw new RangeError(`maxEntriesPerOwner must be at most maxEntries (${maxEntries}); got ${maxEntriesPerOwner}`);
+  // Under a key drawn here, so the digests of credentials held in memory cannot be tested against guesses.
+  const secret = randomBytes(32);
+  const digestOf = (value: unknown) => createHmac('sha256', secret).update(canonical(value)).digest('base64url');
+  const links = new Map<string, Link<T>>();
+  /** Every link in the order issued, which (one lifetime for all) is the order they expire in. */
+  const order = new List<Link<T>>();
+  /** The newest link of each value. */
+  const latest = new Map<string, Link<T>>();
+  const owners = new Map<string, Owner<T>>();
+  /** Owners by how many links they hold, each size's first to reach it first. */
+  const bySize: List<Owner<T>>[] = [];
+  let largest = 0;
+
+  // Sizes move by one, so `largest` steps down at most once per link given up.
+  function resize(owner: Owner<T>, from: number, to: number) {
+    if (owner.inBucket) bySize[from]!.remove(owner.inBucket);
+    owner.inBucket = to > 0 ? (bySize[to] ??= new List()).push(owner) : undefined;
+    if (to > largest) largest = to;
+    while (largest > 0 && !bySize[largest]?.size) largest--;
+  }
+
+  function add(id: string, value: T, expiresAt: number, owner: Owner<T>, key: string) {
+    if (owner.links.size === 0) owners.set(owner.digest, owner);
+    // Its nodes point back at it, so they are set once it exists.
+    const link = { id, value, expiresAt, owner, key } as Link<T>;
+    link.inStore = order.push(link);
+    link.inOwner = owner.links.push(link);
+    links.set(id, link);
+    latest.set(key, link);
+    resize(owner, owner.links.size - 1, owner.links.size);
+  }
+
+  function remove(link: Link<T>) {
+    const { owner } = link;
+    links.delete(link.id);
+    order.remove(link.inStore);
+    owner.links.remove(link.inOwner);
+    if (latest.get(link.key) === link) latest.delete(link.key);
+    if (owner.links.size === 0) owners.delete(owner.digest);
+    resize(owner, owner.links.size + 1, owner.links.size);
+  }
+
+  /** The link that makes room for one of `owner` in a full store. */
+  function evictee(owner: Owner<T>, at: number): Link<T> {
+    const first = order.first!.value;
+    if (at > first.expiresAt) return first;
+    if (owner.links.size >= largest) return owner.links.first!.value;
+    return bySize[largest]!.first!.value.links.first!.value;
+  }
+
   return {
     async issue(value) {
-      sweep();
-      while (entries.size >= maxEntries) entries.delete(entries.keys().next().value!);
+      const at = now();
+      // An expired id answers `expired` for one more lifetime, then is forgotten.
+      while (order.first && at > order.first.value.expiresAt + ttlMs) remove(order.first.value);
+      const key = digestOf(value);
+      const held = latest.get(key);
+      // Not one nearly dead (a link handed out should work for most of the lifetime it promises),
+      // nor one issued after `at` (the clock went back): it would outlive the lifetime promised.
+      if (held && at < held.expiresAt - ttlMs / 2 && at >= held.expiresAt - ttlMs) return { id: held.id, expiresAt: held.expiresAt };
+      const digest = digestOf(ownerOf(value));
+      const owner = owners.get(digest) ?? { digest, links: new List<Link<T>>(), inBucket: undefined };
+      if (owner.links.size >= maxEntriesPerOwner) remove(owner.links.first!.value);
+      while (links.size >= maxEntries) remove(evictee(owner, at));
       const id = newDownloadId();
-      const expiresAt = now() + ttlMs;
-      entries.set(id, { value, expiresAt });
-      return { id, expiresAt };
+      add(id, value, at + ttlMs, owner, key);
+      return { id, expiresAt: at + ttlMs };
     },
     async find(id) {
-      const entry = entries.get(id);
-      if (!entry) return undefined;
-      return now() > entry.expiresAt ? 'expired' : entry.value;
+      const link = links.get(id);
+      if (!link) return undefined;
+      const at = now();
+      if (at > link.expiresAt + ttlMs) return undefined;
+      return at > link.expiresAt ? 'expired' : link.value;
     },
     async close() {
-      entries.clear();
+      links.clear();
+      latest.clear();
+      owners.clear();
+      order.first = order.last = undefined;
+      order.size = 0;
+      bySize.length = 0;
+      largest = 0;
     },
   };
 }

@@ -49,6 +49,16 @@ export interface MarketplaceDependencies {
 
 const CREDENTIAL_FIELDS = Object.entries(CREDENTIAL_HEADERS) as [keyof MarketplaceCredential, string][];
 
+/**
+ * Who owns a label PDF link (its count is per owner): the seller the marketplace checks, as the
+ * client sends it. Beside a user token the service reads no e-mail, so e-mails made up per request
+ * must not make a new owner each time.
+ */
+export function linkOwnerOf({ credential: { apiKey, email, userToken } }: LabelsPdfDownload): unknown {
+  if (apiKey && email) return { apiKey, email };
+  return userToken ? { userToken } : { apiKey };
+}
+
 function credentialOf(headers: IncomingMessage['headers']): MarketplaceCredential {
   const credential: MarketplaceCredential = {};
   for (const [field, header] of CREDENTIAL_FIELDS) {

@@ -8,7 +8,7 @@ import { createRedisDownloadStore } from '../kit/redisDownloads.ts';
 import { makeCursorSigner } from '../kit/cursors.ts';
 import type { SubgraphDefinition } from '../kit/server.ts';
 import type { MarketplaceConfig } from './config.ts';
-import { clientFor, makeContext, readLabelsPdfDownload, type LabelsPdfDownload, type MarketplaceContext } from './context.ts';
+import { clientFor, linkOwnerOf, makeContext, readLabelsPdfDownload, type LabelsPdfDownload, type MarketplaceContext } from './context.ts';
 import { resolvers } from './resolvers/index.ts';
 
 const typeDefs = parse(readFileSync(new URL('../../schema/marketplace.graphql', import.meta.url), 'utf8'));
@@ -25,7 +25,7 @@ export function createMarketplaceSubgraph(config: MarketplaceConfig, logger: Log
   // With Redis, any replica serves a link another replica made.
   const downloads: DownloadStore<LabelsPdfDownload> = config.redisUrl
     ? createRedisDownloadStore({ url: config.redisUrl, prefix: 'graph:marketplace', ttlMs: config.downloadTtlMs, read: readLabelsPdfDownload, service: 'marketplace', logger, ...clock })
-    : createDownloadStore<LabelsPdfDownload>({ ttlMs: config.downloadTtlMs, ...clock });
+    : createDownloadStore<LabelsPdfDownload>({ ttlMs: config.downloadTtlMs, ownerOf: linkOwnerOf, ...clock });
   const cursors = makeCursorSigner(config.cursorSecret, {
     onForeignKey: () => logger.warn('a list cursor signed under another CURSOR_SECRET arrived: every replica must share one CURSOR_SECRET (the caller was told to start the list again)'),
   });
