@@ -27,6 +27,19 @@ export const ErrorCode = {
 } as const;
 export type ErrorCode = (typeof ErrorCode)[keyof typeof ErrorCode];
 
+/**
+ * What a failed write (any method but GET) did upstream, when the service never said
+ * (`extensions.writeOutcome`): none of the services takes an idempotency key, so the client has to
+ * read before it sends the write again. Absent when nothing was sent, or the service answered.
+ */
+export const WriteOutcome = {
+  /** The request reached the service and no answer came back that says what it did. */
+  Unknown: 'UNKNOWN',
+  /** The service answered 2xx, and the answer could not be read. */
+  Applied: 'APPLIED',
+} as const;
+export type WriteOutcome = (typeof WriteOutcome)[keyof typeof WriteOutcome];
+
 export interface FieldError {
   field: string;
   messages: string[];
@@ -47,6 +60,7 @@ export interface GraphErrorExtensions {
   estimate?: number;
   /** Upstream calls the operation or the subgraph request may make (OPERATION_TOO_EXPENSIVE). */
   budget?: number;
+  writeOutcome?: WriteOutcome;
 }
 
 declare module 'graphql' {
@@ -58,6 +72,7 @@ declare module 'graphql' {
     fieldErrors?: FieldError[];
     estimate?: number;
     budget?: number;
+    writeOutcome?: WriteOutcome;
   }
 }
 

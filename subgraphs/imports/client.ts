@@ -1,7 +1,8 @@
 import { z } from 'zod';
 import { GraphQLError } from 'graphql';
 import type { Logger } from '../../lib/logger.ts';
-import { missingCredential, upstreamContractError } from '../kit/errors.ts';
+import { WriteOutcome } from '../../lib/errors.ts';
+import { appliedButUnread, ErrorCode, graphError, missingCredential, upstreamContractError } from '../kit/errors.ts';
 import type { RestCall, RestResponse, RestTransport } from '../kit/transport.ts';
 import { restPath } from '../kit/paths.ts';
 import { listOf } from '../kit/shapes.ts';
@@ -80,7 +81,10 @@ function withArgument(error: unknown): unknown {
 }
 
 export interface ImportsClient {
-  /** Starts an import and reads it once through the link the service answers with. */
+  /**
+   * Starts an import and reads it once through the link the service answers with. When only the
+   * read fails, the error is the read's with `writeOutcome: APPLIED` and the import's id (`appliedButUnread`).
+   */
   createImport(request: CreateImportRequest): Promise<ImportDto>;
   /** Null when the service knows no such import for this key. */
   getImport(id: string): Promise<ImportDto | null>;
@@ -141,14 +145,25 @@ export function createImportsClient({ transport, baseUrl, apikey, logger }: Impo
         // Liberal in what we accept: an answer that is the import itself needs no second read.
         const answered = toImport(response.body);
         if (answered) return answered;
-        throw upstreamContractError(SERVICE, 'the answer to an import is not a link (expected {type, id, links.self})', response.status);
+        // A 2xx: the job exists and runs, though no id can be read to follow it. Told only "failed",
+        // a client would start a second one.
+        throw graphError(
+          `${SERVICE}: the service started the import, but its id could not be read from its answer (HTTP ${response.status}, not a link: expected {type, id, links.self}). Do not send the mutation again: it would start a second import.`,
+          { code: ErrorCode.UpstreamError, service: SERVICE, status: response.status, writeOutcome: WriteOutcome.Applied },
+        );
       }
       const { id, links } = 'data' in link.data ? link.data.data : link.data;
-      const path = linkPath(links.self, baseUrl);
-      if (!path) logger?.warn({ service: SERVICE, importId: id }, 'the import link points outside the service: reading the import by id instead');
-      const read = await transport.lookup(call('GET', 'getImport', path ?? importPath(id)));
-      if (!read) throw upstreamContractError(SERVICE, `the new import ${id} cannot be read through its link`, 404);
-      return importOf(read);
+      try {
+        const path = linkPath(links.self, baseUrl);
+        if (!path) logger?.warn({ service: SERVICE, importId: id }, 'the import link points outside the service: reading the import by id instead');
+        const read = await transport.lookup(call('GET', 'getImport', path ?? importPath(id)));
+        if (!read) throw upstreamContractError(SERVICE, `the new import ${id} cannot be read through its link`, 404);
+        return importOf(read);
+      } catch (error) {
+        // The job exists and runs from here on: a client told only "failed" would start a second one.
+        if (!(error instanceof GraphQLError)) throw error;
+        throw appliedButUnread(SERVICE, 'the service started the import', id, error, `follow it with importStatusChanged(id: ${JSON.stringify(id)}) or read it with import(id: ${JSON.stringify(id)}).`);
+      }
     },
 
     async getImport(id) {

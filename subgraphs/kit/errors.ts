@@ -1,6 +1,6 @@
 import { GraphQLError } from 'graphql';
 import { scrub, scrubDeep } from '../../lib/redact.ts';
-import { ErrorCode, graphError, type FieldError } from '../../lib/errors.ts';
+import { ErrorCode, graphError, WriteOutcome, type FieldError } from '../../lib/errors.ts';
 
 // The vocabulary is a contract between the gateway and the subgraphs, kept in lib/.
 export { ErrorCode, graphError, type FieldError, type GraphErrorExtensions } from '../../lib/errors.ts';
@@ -229,4 +229,19 @@ export function scrubError(error: GraphQLError, secrets: readonly (string | unde
 /** The upstream answered 2xx with something its contract does not allow. */
 export function upstreamContractError(service: string, message: string, status?: number): GraphQLError {
   return graphError(`${service}: ${message}`, { code: ErrorCode.UpstreamError, service, ...(status !== undefined ? { status } : {}) });
+}
+
+/**
+ * A write the service applied, answering the new resource's id, whose read-back then failed. The
+ * mutation cannot answer the resource (its fields are the read's), but sending it again would write
+ * a second one: the error names the id, `writeOutcome: APPLIED` and `resourceId`, and says how to
+ * read it instead. The read's code, status and other extensions stand, so a client's handling of
+ * them is unchanged. `what` reads before the id: "the service started the import".
+ */
+export function appliedButUnread(service: string, what: string, id: string, cause: GraphQLError, follow: string): GraphQLError {
+  const reason = cause.message.startsWith(`${service}: `) ? cause.message.slice(service.length + 2) : cause.message;
+  return new GraphQLError(`${service}: ${what} ${id}, but reading it back failed (${reason}). Do not send the mutation again: ${follow}`, {
+    extensions: { ...cause.extensions, service, writeOutcome: WriteOutcome.Applied, resourceId: id },
+    originalError: cause,
+  });
 }

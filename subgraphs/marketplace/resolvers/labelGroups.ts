@@ -1,4 +1,5 @@
-import { badUserInput, ErrorCode, graphError } from '../../kit/errors.ts';
+import { GraphQLError } from 'graphql';
+import { appliedButUnread, badUserInput, ErrorCode, graphError, upstreamContractError } from '../../kit/errors.ts';
 import { downloadUrl } from '../../kit/downloads.ts';
 import { nonBlank } from '../../kit/validate.ts';
 import type { PlpDto, PlpOrderDto } from '../client.ts';
@@ -15,14 +16,29 @@ export interface LabelGroupParent {
   id: string;
   expiration_date?: string | null;
   orders?: PlpOrderDto[];
+  /** Grouped by this request: a failure to read it must not read as a failure to group. */
+  created?: boolean;
 }
 
 const find = async (id: string, { loaders }: MarketplaceContext): Promise<PlpDto | null> => (await loaders.labelGroups.load('all')).find((plp) => plp.id === id) ?? null;
 
 async function listed(parent: LabelGroupParent, context: MarketplaceContext): Promise<PlpDto> {
-  const found = await find(parent.id, context);
-  if (!found) throw graphError(`marketplace: label group ${parent.id} is not in the seller's list`, { code: ErrorCode.NotFound, service: 'marketplace' });
-  return found;
+  if (!parent.created) {
+    const found = await find(parent.id, context);
+    if (!found) throw graphError(`marketplace: label group ${parent.id} is not in the seller's list`, { code: ErrorCode.NotFound, service: 'marketplace' });
+    return found;
+  }
+  try {
+    const found = await find(parent.id, context);
+    // Not NOT_FOUND: the service has just answered that it made this group.
+    if (!found) throw upstreamContractError('marketplace', "the seller's list of label groups does not hold it");
+    return found;
+  } catch (error) {
+    // `orders` is non-null, so this error nulls the whole payload: it is where the new id survives,
+    // and the orders are grouped now (grouping them again is refused).
+    if (!(error instanceof GraphQLError)) throw error;
+    throw appliedButUnread('marketplace', 'the service created the label group', parent.id, error, `read it with labelGroup(id: ${JSON.stringify(parent.id)}).`);
+  }
 }
 
 export const labelGroupResolvers: Resolvers = {
@@ -35,7 +51,7 @@ export const labelGroupResolvers: Resolvers = {
       if (orderCodes.length === 0) throw badUserInput('orderCodes', 'must name at least one order');
       orderCodes.forEach((code) => nonBlank(code, 'orderCodes'));
       const { id } = await write(loaders, 'labelGroups', () => client.groupOrders(orderCodes));
-      return { id };
+      return { id, created: true };
     },
     ungroupLabelGroup: async (_parent, { id }, { client, loaders }) => {
       nonBlank(id, 'id');

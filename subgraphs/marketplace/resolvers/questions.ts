@@ -4,6 +4,7 @@ import { nonBlank } from '../../kit/validate.ts';
 import type { QuestionDto } from '../client.ts';
 import type { Resolvers } from '../__generated__/resolvers.ts';
 import { write } from '../loaders.ts';
+import { writeThenRead } from './products.ts';
 
 export const questionResolvers: Resolvers = {
   Query: {
@@ -34,7 +35,14 @@ export const questionResolvers: Resolvers = {
     },
     answerQuestion: async (_parent, { id, answer }, { client, loaders }) => {
       nonBlank(answer, 'answer');
-      return (await write(loaders, 'questions', () => client.answerQuestion(id, answer))) ?? loaders.question.load(id);
+      return writeThenRead({
+        what: 'the service recorded the answer to the question',
+        id,
+        // Answering it again is refused: it is answered now.
+        follow: `read it with question(id: ${JSON.stringify(id)}).`,
+        write: () => write(loaders, 'questions', () => client.answerQuestion(id, answer)),
+        read: () => loaders.question.load(id),
+      });
     },
   },
   Question: {

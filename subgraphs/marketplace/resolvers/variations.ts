@@ -1,10 +1,10 @@
 import { badUserInput } from '../../kit/errors.ts';
 import { toNumber } from '../../kit/envelopes.ts';
 import { httpUrl, intInRange, nonBlank } from '../../kit/validate.ts';
-import { LIMITS, type VariationChangesDto } from '../client.ts';
+import { LIMITS, type VariationChangesDto, type VariationDto } from '../client.ts';
 import type { Resolvers, SpecificationInput } from '../__generated__/resolvers.ts';
-import { write } from '../loaders.ts';
-import { sku } from './products.ts';
+import { write, type MarketplaceLoaders } from '../loaders.ts';
+import { sku, writeThenRead } from './products.ts';
 
 /**
  * A price as the service wants it: decimal text with two places, such as `49.90`. Its cents must
@@ -27,6 +27,17 @@ function specifications(list: readonly SpecificationInput[], argument: string): 
   });
 }
 
+/** A variation's change, then the variation: from the answer, else read back (`writeThenRead`). */
+function changed(variationSku: string, loaders: MarketplaceLoaders, change: () => Promise<VariationDto | null>): Promise<VariationDto> {
+  return writeThenRead({
+    what: 'the service updated the variation',
+    id: variationSku,
+    follow: `read it with variation(sku: ${JSON.stringify(variationSku)}).`,
+    write: () => write(loaders, 'catalogue', change),
+    read: () => loaders.variation.load(variationSku),
+  });
+}
+
 export const variationResolvers: Resolvers = {
   Query: {
     variation: (_parent, args, { loaders }) => loaders.variation.load(sku(args.sku, 'sku')),
@@ -41,12 +52,12 @@ export const variationResolvers: Resolvers = {
       if (input.images) changes.images = input.images.map((image) => httpUrl(image, 'input.images'));
       if (input.specifications) changes.specifications = specifications(input.specifications, 'input.specifications');
       if (Object.keys(changes).length === 0) throw badUserInput('input', 'give at least one of qty, ean, images and specifications');
-      return (await write(loaders, 'catalogue', () => client.updateVariation(variationSku, changes))) ?? loaders.variation.load(variationSku);
+      return changed(variationSku, loaders, () => client.updateVariation(variationSku, changes));
     },
     updateVariationPrice: async (_parent, args, { client, loaders }) => {
       const variationSku = sku(args.sku, 'sku');
       const price = priceText(args.price, 'price');
-      return (await write(loaders, 'catalogue', () => client.updateVariationPrice(variationSku, price))) ?? loaders.variation.load(variationSku);
+      return changed(variationSku, loaders, () => client.updateVariationPrice(variationSku, price));
     },
     deleteVariation: async (_parent, args, { client, loaders }) => {
       const variationSku = sku(args.sku, 'sku');
