@@ -2,6 +2,7 @@ import { beforeEach, describe, expect, it } from 'vitest';
 import { createClock } from '../../emulators/kit/emulator.ts';
 import { DEMO_CREDENTIALS } from '../../emulators/marketplace/data.ts';
 import { startTestStack } from '../support/stack.ts';
+import { SELLER_HEADERS } from '../support/marketplaceSeller.ts';
 
 /**
  * QA14 finding 3: the label PDF links of one process were one pool of 10,000, oldest out, so any
@@ -14,11 +15,7 @@ const t = await startTestStack({ MARKETPLACE_DOWNLOAD_TTL_MS: String(TTL_MS) }, 
 const emulator = t.emulator('marketplace');
 
 /** Two credentials the emulator accepts, so two callers as far as the graph can tell. */
-const victim = {
-  'x-marketplace-email': DEMO_CREDENTIALS.email,
-  'x-marketplace-api-key': DEMO_CREDENTIALS.apiKey,
-  'x-marketplace-account-key': DEMO_CREDENTIALS.accountKey,
-};
+const victim = SELLER_HEADERS;
 const attacker = { 'x-marketplace-user-token': DEMO_CREDENTIALS.userToken, 'x-marketplace-account-key': DEMO_CREDENTIALS.accountKey };
 
 /** The process-wide bound the store had (and keeps): enough links to have filled it. */

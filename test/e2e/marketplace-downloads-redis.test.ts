@@ -10,12 +10,9 @@ import { requireBinary } from '../support/binaries.ts';
 import { testLogger } from '../support/logs.ts';
 import { startRedis } from '../support/redisServer.ts';
 import { startTestStack } from '../support/stack.ts';
+import { SELLER_HEADERS } from '../support/marketplaceSeller.ts';
 
-const seller = {
-  'x-marketplace-email': DEMO_CREDENTIALS.email,
-  'x-marketplace-api-key': DEMO_CREDENTIALS.apiKey,
-  'x-marketplace-account-key': DEMO_CREDENTIALS.accountKey,
-};
+const seller = SELLER_HEADERS;
 
 describe.skipIf(!requireBinary('redis-server'))('label PDF links with REDIS_URL', async () => {
   const redis = await startRedis();

@@ -2,16 +2,13 @@ import { beforeEach, describe, expect, it } from 'vitest';
 import { createClock } from '../../emulators/kit/emulator.ts';
 import { DEMO_CREDENTIALS } from '../../emulators/marketplace/data.ts';
 import { startTestStack } from '../support/stack.ts';
+import { SELLER_HEADERS } from '../support/marketplaceSeller.ts';
 
 /** The clock the subgraph's download links expire by: moved by the test, never slept on. */
 const clock = createClock();
 const t = await startTestStack({ MARKETPLACE_DOWNLOAD_TTL_MS: '120000' }, { now: () => clock.now() });
 const emulator = t.emulator('marketplace');
-const seller = {
-  'x-marketplace-email': DEMO_CREDENTIALS.email,
-  'x-marketplace-api-key': DEMO_CREDENTIALS.apiKey,
-  'x-marketplace-account-key': DEMO_CREDENTIALS.accountKey,
-};
+const seller = SELLER_HEADERS;
 
 beforeEach(async () => {
   clock.reset();

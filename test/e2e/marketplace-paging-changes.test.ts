@@ -2,6 +2,7 @@ import { beforeEach, describe, expect, it } from 'vitest';
 import { DEMO_CREDENTIALS } from '../../emulators/marketplace/data.ts';
 import { makeCursorSigner } from '../../subgraphs/kit/cursors.ts';
 import { startTestStack } from '../support/stack.ts';
+import { SELLER_HEADERS } from '../support/marketplaceSeller.ts';
 
 /**
  * QA13, defect 2: a cursor that ends partway through an upstream page used to resume by position
@@ -11,11 +12,7 @@ import { startTestStack } from '../support/stack.ts';
 const SECRET = 'a-cursor-secret-these-tests-sign-old-cursors-with';
 const t = await startTestStack({ CURSOR_SECRET: SECRET });
 const emulator = t.emulator('marketplace');
-const seller = {
-  'x-marketplace-email': DEMO_CREDENTIALS.email,
-  'x-marketplace-api-key': DEMO_CREDENTIALS.apiKey,
-  'x-marketplace-account-key': DEMO_CREDENTIALS.accountKey,
-};
+const seller = SELLER_HEADERS;
 
 const questionsPage = `query ($status: QuestionStatus, $first: Int, $after: String) {
   questions(platform: "BETA", status: $status, first: $first, after: $after) { edges { cursor node { id } } pageInfo { hasNextPage endCursor } } }`;

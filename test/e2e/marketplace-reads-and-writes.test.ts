@@ -1,15 +1,11 @@
 import { beforeEach, describe, expect, it } from 'vitest';
-import { DEMO_CREDENTIALS } from '../../emulators/marketplace/data.ts';
 import { startTestStack } from '../support/stack.ts';
+import { SELLER_HEADERS } from '../support/marketplaceSeller.ts';
 
 // What one request reads of the marketplace: each distinct read once, and afresh after a write.
 const t = await startTestStack();
 const emulator = t.emulator('marketplace');
-const seller = {
-  'x-marketplace-email': DEMO_CREDENTIALS.email,
-  'x-marketplace-api-key': DEMO_CREDENTIALS.apiKey,
-  'x-marketplace-account-key': DEMO_CREDENTIALS.accountKey,
-};
+const seller = SELLER_HEADERS;
 const SHIPMENTS = '/shipments/mkt/';
 
 beforeEach(async () => {

@@ -5,15 +5,12 @@ import { DEMO_TOKENS } from '../../emulators/recognition/data.ts';
 import { encodeCursor } from '../../subgraphs/kit/cursors.ts';
 import { knownSecrets } from '../support/logs.ts';
 import { DIALECTS, startTestStack } from '../support/stack.ts';
+import { SELLER_HEADERS } from '../support/marketplaceSeller.ts';
 
 // A marketplace name other than the spec's `mkt` proves the path segment is configuration.
 const t = await startTestStack({ MARKETPLACE_NAME: 'demomarket' });
 const emulator = t.emulator('marketplace');
-const seller = {
-  'x-marketplace-email': DEMO_CREDENTIALS.email,
-  'x-marketplace-api-key': DEMO_CREDENTIALS.apiKey,
-  'x-marketplace-account-key': DEMO_CREDENTIALS.accountKey,
-};
+const seller = SELLER_HEADERS;
 const withUserToken = { 'x-marketplace-user-token': DEMO_CREDENTIALS.userToken, 'x-marketplace-account-key': DEMO_CREDENTIALS.accountKey };
 const SHIPMENTS = '/shipments/demomarket/';
 

@@ -4,7 +4,6 @@ import type { ExecutionResult } from 'graphql';
 import { launch, type Child } from '../../bench/processes.ts';
 import { startEmulator } from '../../emulators/kit/emulator.ts';
 import { createMarketplaceEmulator } from '../../emulators/marketplace/emulator.ts';
-import { DEMO_CREDENTIALS } from '../../emulators/marketplace/data.ts';
 import { DEMO_TOKENS } from '../../emulators/recognition/data.ts';
 import { DEMO_APIKEY as IMPORTS_APIKEY } from '../../emulators/imports/data.ts';
 import { pointStoreCallbacks } from '../../emulators/messaging/control.ts';
@@ -21,6 +20,7 @@ import { startRoundRobinProxy, type RoundRobinProxy } from '../support/roundRobi
 import { emulatorControl } from '../support/stack.ts';
 import { subscribeResuming, subscribeWs } from '../support/subscribers.ts';
 import { waitForEventSubscriptions, waitUntil } from '../support/waitFor.ts';
+import { SELLER_HEADERS } from '../support/marketplaceSeller.ts';
 
 /**
  * Issue 22, part 5: two gateways and two replicas of each stateful subgraph, every one its own
@@ -38,11 +38,7 @@ knownSecrets.add(CALLBACK_SECRET);
 knownSecrets.add(CURSOR_SECRET);
 
 const member = { 'x-recognition-token': DEMO_TOKENS.member };
-const seller = {
-  'x-marketplace-email': DEMO_CREDENTIALS.email,
-  'x-marketplace-api-key': DEMO_CREDENTIALS.apiKey,
-  'x-marketplace-account-key': DEMO_CREDENTIALS.accountKey,
-};
+const seller = SELLER_HEADERS;
 const BONUSES = 'subscription ($after: String) { bonusCreated(after: $after) { cursor bonus { id } } }';
 type BonusEvent = { cursor: string; bonus: { id: string } };
 const eventOf = (result: ExecutionResult<Record<string, unknown>>) => result.data?.bonusCreated as BonusEvent | undefined;

@@ -13,6 +13,7 @@ import { requireBinary } from '../support/binaries.ts';
 import { startRedis } from '../support/redisServer.ts';
 import { startSilentServer } from '../support/silentServer.ts';
 import { Redis } from 'ioredis';
+import { SELLER_HEADERS } from '../support/marketplaceSeller.ts';
 
 /**
  * Replicas that share a credential share its published rate: with REDIS_URL the pacing slots live
@@ -20,7 +21,7 @@ import { Redis } from 'ioredis';
  * with no share setting, and a Redis gone leaves each paced by its own share.
  */
 const products = PUBLISHED_RATES.marketplace!.classes.find((rateClass) => rateClass.name === 'products')!;
-const seller = { 'x-marketplace-email': DEMO_CREDENTIALS.email, 'x-marketplace-api-key': DEMO_CREDENTIALS.apiKey, 'x-marketplace-account-key': DEMO_CREDENTIALS.accountKey };
+const seller = SELLER_HEADERS;
 const productReads = (count: number, from: number) => `{ ${Array.from({ length: count }, (_, index) => `p${index}: product(sku: "SKU-${String(from + index).padStart(4, '0')}") { sku }`).join(' ')} }`;
 const times = (entries: readonly LoggedRequest[]) => entries.map((entry) => Date.parse(entry.at)).sort((a, b) => a - b);
 const busiestWindow = (at: readonly number[], windowMs = 1000) => Math.max(0, ...at.map((from) => at.filter((t) => t >= from && t < from + windowMs).length));

@@ -1,10 +1,10 @@
 import { beforeEach, describe, expect, it } from 'vitest';
 import { ConfigError } from '../../../lib/config.ts';
-import { DEMO_CREDENTIALS } from '../../../emulators/marketplace/data.ts';
 import { makeCursorSigner } from '../../../subgraphs/kit/cursors.ts';
 import { readMarketplaceConfig } from '../../../subgraphs/marketplace/config.ts';
 import { capturedLogs } from '../../support/logs.ts';
 import { startTestStack } from '../../support/stack.ts';
+import { SELLER_HEADERS } from '../../support/marketplaceSeller.ts';
 
 /**
  * Issue 14, item 10: a products cursor carries the upstream's `next` URL, which goes back upstream
@@ -14,11 +14,7 @@ import { startTestStack } from '../../support/stack.ts';
 const SECRET = 'a-shared-cursor-secret-for-every-replica-0123';
 const t = await startTestStack({ CURSOR_SECRET: SECRET });
 const emulator = t.emulator('marketplace');
-const seller = {
-  'x-marketplace-email': DEMO_CREDENTIALS.email,
-  'x-marketplace-api-key': DEMO_CREDENTIALS.apiKey,
-  'x-marketplace-account-key': DEMO_CREDENTIALS.accountKey,
-};
+const seller = SELLER_HEADERS;
 const page = `query ($status: String, $after: String) {
   products(status: $status, first: 10, after: $after) { edges { node { sku status } } pageInfo { hasNextPage endCursor } } }`;
 type Page = { products: { edges: { node: { sku: string; status: string } }[]; pageInfo: { endCursor: string } } };

@@ -6,6 +6,7 @@ import { DEMO_STORE_ID, DEMO_TOKEN as MESSAGING_TOKEN, OTHER_STORE_ID, OTHER_TOK
 import { DEMO_ADMIN_TOKEN } from '../../../emulators/gatewayAdmin/data.ts';
 import { DEMO_APIKEY, OTHER_APIKEY } from '../../../emulators/imports/data.ts';
 import { startTestStack, type GraphQLResult } from '../../support/stack.ts';
+import { SELLER_HEADERS } from '../../support/marketplaceSeller.ts';
 
 /**
  * QA pass 11, finding 1: an upstream answer well under `<SERVICE>_MAX_RESPONSE_BYTES` whose list
@@ -38,7 +39,7 @@ interface Case {
 }
 
 const recognition = { 'x-recognition-token': DEMO_TOKENS.admin };
-const marketplace = { 'x-marketplace-email': DEMO_CREDENTIALS.email, 'x-marketplace-api-key': DEMO_CREDENTIALS.apiKey, 'x-marketplace-account-key': DEMO_CREDENTIALS.accountKey };
+const marketplace = SELLER_HEADERS;
 
 const CASES: Case[] = [
   {
