@@ -1,5 +1,6 @@
 import { SERVICE_ENTRY } from '../../lib/services.ts';
-import { badUserInput, missingCredential, upstreamContractError } from '../kit/errors.ts';
+import { badUserInput, ErrorCode, graphError, missingCredential, upstreamContractError } from '../kit/errors.ts';
+import { WriteOutcome } from '../../lib/errors.ts';
 import { holdsCredential } from '../kit/cursors.ts';
 import { z } from 'zod';
 import { asRecord } from '../kit/envelopes.ts';
@@ -583,7 +584,15 @@ export function createMarketplaceClient(options: MarketplaceClientOptions): Mark
       // Documented as 200; the real service also answers 201. Either is a 2xx to the transport.
       const response = await transport.request(authenticated({ operation: 'groupOrders', method: 'POST', path: shipments, body: { json: { order_remote_codes: orderCodes } } }));
       const id = plpIdOf(response.body ?? response.text);
-      if (!id) throw upstreamContractError(SERVICE, 'the orders were grouped but the answer names no PLP id', response.status);
+      if (!id) {
+        // A 2xx: the orders are grouped now (grouping them again is refused), though no id says where.
+        throw graphError(`${SERVICE}: the orders were grouped but the answer names no PLP id. Do not send the mutation again: find the new PLP with labelGroups`, {
+          code: ErrorCode.UpstreamError,
+          service: SERVICE,
+          status: response.status,
+          writeOutcome: WriteOutcome.Applied,
+        });
+      }
       return { id, message: typeof response.body === 'object' ? read(ANSWERS.message, response, 'groupOrders').message : null };
     },
 

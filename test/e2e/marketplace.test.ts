@@ -73,10 +73,13 @@ describe.each(DIALECTS)('%s dialect', (dialect) => {
       expect(grouped.errors?.[0]).toMatchObject({ message: 'marketplace: Order ORD-2001 is already grouped in PLP 7001', extensions: { code: 'BAD_USER_INPUT', status: 422 } });
     });
 
-    it('reports a grouping answer that names no PLP as UPSTREAM_ERROR', async () => {
+    it('reports a grouping answer that names no PLP as UPSTREAM_ERROR, the write applied', async () => {
       await emulator.fault({ path: SHIPMENTS, method: 'POST', status: 200, body: { message: 'ok' } });
       const result = await t.gql('mutation { groupOrders(orderCodes: ["ORD-2010"]) { id } }', { headers: seller });
-      expect(result.errors?.[0]).toMatchObject({ message: expect.stringContaining('names no PLP id'), extensions: { code: 'UPSTREAM_ERROR', service: 'marketplace' } });
+      expect(result.errors?.[0]).toMatchObject({
+        message: expect.stringContaining('names no PLP id. Do not send the mutation again'),
+        extensions: { code: 'UPSTREAM_ERROR', service: 'marketplace', status: 200, writeOutcome: 'APPLIED' },
+      });
     });
 
     it('ungroups with a JSON body on DELETE; the PLP is then gone, and a second ungroup is NOT_FOUND', async () => {
