@@ -1,13 +1,16 @@
+import { createHmac, randomBytes } from 'node:crypto';
 import { pipeline, Readable, Transform } from 'node:stream';
 import { Pool, errors as undiciErrors, type Dispatcher } from 'undici';
-import type { GraphQLError } from 'graphql';
+import { GraphQLError } from 'graphql';
 import type { Logger } from '../../lib/logger.ts';
 import { scrub } from '../../lib/redact.ts';
 import { AnswerBrokeOff, AnswerTooLarge, eitherWatch, exchangeBuffered, type BufferedAnswer, type WatchDeadline } from '../../lib/bufferedExchange.ts';
 import { createDeadlines, type Deadline } from '../../lib/deadlines.ts';
 import { ErrorCode, errorForUpstream, graphError, scrubError } from './errors.ts';
+import { WriteOutcome } from '../../lib/errors.ts';
 import { cancelledCall, type CallScope } from './callScope.ts';
 import { hasDotSegment } from './paths.ts';
+import { callerOf, PUBLISHED_RATES } from '../../lib/upstreamRates.ts';
 
 export type QueryValue = string | number | boolean | null | undefined | readonly string[];
 
@@ -87,6 +90,14 @@ export interface RestTransportOptions {
   backoffMs?: number;
   /** Sockets per upstream origin. @default 64 */
   connections?: number;
+  /**
+   * Connections of one origin that one caller (a credential; the service's own calls, made with
+   * none, are one caller too) may hold at once; its further calls wait their turn in its own queue.
+   * @default all of `connections` but an eighth (56 of 64), at least 1
+   */
+  connectionsPerCaller?: number;
+  /** Calls one caller may have waiting for a connection of one origin; past it, `RATE_LIMITED` at once. @default 16 × `connections` */
+  maxWaitingPerCaller?: number;
   /** The longest answer body read from the service; a longer one is `UPSTREAM_ERROR`, never buffered past this. @default 10 MiB */
   maxResponseBytes?: number;
   /** The longest body `stream` passes through (downloads are not buffered); past it the stream fails. @default 100 MiB */
@@ -112,6 +123,261 @@ const IDEMPOTENT = new Set(['GET', 'HEAD', 'OPTIONS', 'PUT', 'DELETE']);
 const RETRY_STATUS = new Set([502, 503, 504]);
 /** Failures where the request cannot have been processed, or the connection broke: safe to repeat when idempotent. */
 const CONNECTION_ERRORS = new Set(['ECONNREFUSED', 'ECONNRESET', 'EPIPE', 'ENOTFOUND', 'EAI_AGAIN', 'UND_ERR_SOCKET', 'UND_ERR_CLOSED', 'UND_ERR_CONNECT_TIMEOUT']);
+/**
+ * A proxy in front of the service answering for it: the request went on and the service's answer
+ * was lost (502) or late (504), so it may have acted. Not 503: a service or balancer answers it for
+ * a request it did not handle (overload, maintenance, no backend), which is why it is retried.
+ */
+const UNANSWERED_STATUS = new Set([502, 504]);
+
+/**
+ * What the attempts of one write left unsaid: set once an attempt reached the service and brought
+ * back nothing that tells what the service did (no answer, a 502 or a 504).
+ */
+interface WriteTrail {
+  unanswered: boolean;
+}
+
+/**
+ * Tells when a write is handed to a connected socket, undici's `onRequestStart`: a write that fails
+ * before it (refused, no address, no free socket before the deadline) never reached the service.
+ */
+class SendingMark implements Dispatcher.DispatchHandler {
+  constructor(
+    private readonly handler: Dispatcher.DispatchHandler,
+    private readonly attempt: { sent: boolean },
+  ) {}
+
+  onRequestStart(controller: Dispatcher.DispatchController, context: unknown): void {
+    this.attempt.sent = true;
+    this.handler.onRequestStart?.(controller, context);
+  }
+
+  onResponseStart(controller: Dispatcher.DispatchController, statusCode: number, headers: Dispatcher.ResponseData['headers'], statusMessage?: string): void {
+    this.handler.onResponseStart?.(controller, statusCode, headers, statusMessage);
+  }
+
+  onResponseData(controller: Dispatcher.DispatchController, chunk: Buffer): void {
+    this.handler.onResponseData?.(controller, chunk);
+  }
+
+  onResponseEnd(controller: Dispatcher.DispatchController, trailers: Dispatcher.ResponseData['headers']): void {
+    this.handler.onResponseEnd?.(controller, trailers);
+  }
+
+  onResponseError(controller: Dispatcher.DispatchController, error: Error): void {
+    this.handler.onResponseError?.(controller, error);
+  }
+}
+
+/**
+ * What a DELETE answers when an earlier attempt carried it out and lost its answer, and the retry
+ * found nothing left to delete: no content, as the service's own answer is gone with that attempt.
+ */
+const deleted = (): RestResponse => ({ status: 204, headers: {}, body: undefined, text: '' });
+
+/**
+ * The error with what the client must know before it sends the write again; the credential
+ * scrubbing already done stays done, as nothing of the call is added.
+ */
+function withWriteOutcome(error: unknown, service: string, outcome: WriteOutcome): unknown {
+  if (!(error instanceof GraphQLError) || error.extensions.writeOutcome !== undefined) return error;
+  const advice =
+    outcome === WriteOutcome.Applied
+      ? `${service} applied the write, but its answer could not be read: read before sending it again`
+      : `the request was sent, and ${service} may have applied the write: read before sending it again`;
+  return new GraphQLError(`${error.message}; ${advice}`, { path: error.path, extensions: { ...error.extensions, writeOutcome: outcome } });
+}
+
+/**
+ * Failures that say nothing of the service: the call was never sent (its deadline passed while it
+ * waited for its turn or for a connection, or it was refused for its caller's share), or it was sent
+ * with less than half its deadline left and that was too little. Its breaker does not count them
+ * (`subgraphs/kit/upstreamBreaker.ts`). A set of the errors themselves: nothing is added to what a
+ * client sees, and nothing is allocated for a call that does not fail so.
+ */
+const NOT_THE_SERVICE = new WeakSet<object>();
+
+/** Whether the transport failed `error` itself, before the service had the call for half its deadline. */
+export const saysNothingOfService = (error: unknown): boolean => typeof error === 'object' && error !== null && NOT_THE_SERVICE.has(error);
+
+function notTheService<E extends object>(error: E): E {
+  NOT_THE_SERVICE.add(error);
+  return error;
+}
+
+const NOT_WATCHING = () => {};
+
+/** One caller's calls to one origin: how many hold a connection, and those waiting for one, first in first out. */
+class Holder {
+  inFlight = 0;
+  readonly waiting: Waiting[] = [];
+  /** In its gate's turns: it has calls waiting. */
+  queued = false;
+}
+
+/** A call waiting for a connection. */
+class Waiting {
+  unwatch: () => void = NOT_WATCHING;
+  constructor(
+    readonly holder: Holder,
+    /** Past this it is not sent: less than half its deadline would be left. */
+    readonly latestStart: number,
+    /** Its deadline, for the refusal's message. */
+    readonly timeoutMs: number,
+    readonly resolve: () => void,
+    readonly reject: (error: unknown) => void,
+  ) {}
+}
+
+/**
+ * The connections to one origin, shared fairly by the callers (`connectionsPerCaller`): a call
+ * whose caller already holds its share, or that finds every connection busy, waits in its caller's
+ * queue, first in first out, and the callers with calls waiting take the connections that come
+ * free in turn. So one caller's slow calls never hold more than its share, and another caller finds
+ * a connection free at once. undici's pool is never asked for more connections than it has, so it
+ * queues nothing: a call the gate lets go is a call sent, and a call still in the gate was not.
+ *
+ * A waiting call is sent only while at least half its deadline is left: later, the service would
+ * have too little of it for its silence to say anything, and the call would most likely be given
+ * up on after the service had begun to work on it. It is refused unsent then (when a connection
+ * comes free for it, or at its deadline), as is a call past its caller's bound on waiting calls.
+ * The fast path is a Map lookup and two counters.
+ */
+class ConnectionGate {
+  inFlight = 0;
+  private readonly holders = new Map<string, Holder>();
+  /** Callers with calls waiting, in the order they take the next free connection. */
+  private readonly turns: Holder[] = [];
+  private sweepAt = 1024;
+
+  constructor(
+    private readonly service: string,
+    private readonly connections: number,
+    private readonly share: number,
+    private readonly maxWaiting: number,
+  ) {}
+
+  holderOf(key: string): Holder {
+    let holder = this.holders.get(key);
+    if (!holder) {
+      if (this.holders.size >= this.sweepAt) this.sweep();
+      holder = new Holder();
+      this.holders.set(key, holder);
+    }
+    return holder;
+  }
+
+  /** A connection at once, when the caller is under its share, none of its calls waits and one is free. */
+  take(holder: Holder): boolean {
+    if (holder.inFlight >= this.share || this.inFlight >= this.connections || holder.waiting.length > 0) return false;
+    holder.inFlight += 1;
+    this.inFlight += 1;
+    return true;
+  }
+
+  /**
+   * Waits in the caller's queue until a connection is its (it then holds it), or fails unsent: its
+   * caller waiting for too many already, less than half its deadline left, or its request cancelled.
+   */
+  wait(holder: Holder, deadline: Deadline, timeoutMs: number, scope: CallScope | undefined): Promise<void> {
+    if (holder.waiting.length >= this.maxWaiting) return Promise.reject(this.tooManyWaiting(holder));
+    const latestStart = deadline.at - timeoutMs / 2;
+    if (Date.now() >= latestStart) return Promise.reject(this.tooLate(holder, timeoutMs));
+    return new Promise<void>((resolve, reject) => {
+      const waiting = new Waiting(holder, latestStart, timeoutMs, resolve, reject);
+      holder.waiting.push(waiting);
+      if (!holder.queued) {
+        holder.queued = true;
+        this.turns.push(holder);
+      }
+      // The deadline's shared timer, not one of its own; and the request's cancellation.
+      waiting.unwatch = watchWith(deadline.watch, scope)(() => this.leave(waiting, scope));
+    });
+  }
+
+  /** A call holding a connection is over: the connection goes to the next caller in turn. */
+  release(holder: Holder): void {
+    holder.inFlight -= 1;
+    this.inFlight -= 1;
+    if (this.turns.length > 0) this.pump();
+  }
+
+  private pump(): void {
+    const turns = this.turns;
+    const now = Date.now();
+    let index = 0;
+    while (this.inFlight < this.connections && index < turns.length) {
+      const holder = turns[index]!;
+      if (holder.inFlight >= this.share) {
+        index += 1;
+        continue;
+      }
+      const waiting = holder.waiting.shift()!;
+      waiting.unwatch();
+      if (holder.waiting.length === 0) {
+        holder.queued = false;
+        turns.splice(index, 1);
+      }
+      if (now >= waiting.latestStart) {
+        waiting.reject(this.tooLate(holder, waiting.timeoutMs));
+        continue;
+      }
+      holder.inFlight += 1;
+      this.inFlight += 1;
+      // Its turn is taken: behind the other callers waiting.
+      if (holder.queued) turns.push(turns.splice(index, 1)[0]!);
+      waiting.resolve();
+    }
+  }
+
+  /** The deadline passed, or the request was cancelled, while the call waited: it leaves unsent. */
+  private leave(waiting: Waiting, scope: CallScope | undefined): void {
+    const { holder } = waiting;
+    const position = holder.waiting.indexOf(waiting);
+    if (position < 0) return;
+    waiting.unwatch();
+    holder.waiting.splice(position, 1);
+    if (holder.waiting.length === 0 && holder.queued) {
+      holder.queued = false;
+      this.turns.splice(this.turns.indexOf(holder), 1);
+    }
+    waiting.reject(scope?.aborted ? cancelledCall(this.service) : this.unsent(`no answer within ${waiting.timeoutMs} ms: it was not sent, as no connection came free`, holder));
+  }
+
+  /**
+   * No connection in time is `UPSTREAM_UNAVAILABLE`, as a connection not made in time is, whether
+   * the caller's own calls held its share or every connection was busy; no `status` (nothing was
+   * sent), no `writeOutcome`. The message says what the caller held.
+   */
+  private unsent(why: string, holder: Holder): GraphQLError {
+    const { service, connections, share } = this;
+    return notTheService(graphError(`${service} is unavailable: ${why} (this caller has ${holder.inFlight} call${holder.inFlight === 1 ? '' : 's'} in flight; one caller may hold ${share} of the ${connections} connections at once)`, { code: ErrorCode.UpstreamUnavailable, service }));
+  }
+
+  private tooLate(holder: Holder, timeoutMs: number): GraphQLError {
+    return this.unsent(`it was not sent, as less than half of its ${timeoutMs} ms deadline was left when a connection came free`, holder);
+  }
+
+  /** A cap on what one caller holds, as the pacing queue's: `RATE_LIMITED` at once, without a `retryAfterSeconds` (a place frees when one of its calls ends). */
+  private tooManyWaiting(holder: Holder): GraphQLError {
+    const { service, connections, share } = this;
+    return notTheService(
+      graphError(
+        `${service} was not called: this caller already has ${holder.waiting.length} calls waiting for a connection, the most it may have (${holder.inFlight} in flight; one caller may hold ${share} of the ${connections} connections at once)`,
+        { code: ErrorCode.RateLimited, service },
+      ),
+    );
+  }
+
+  /** Forgets callers that hold nothing and wait for nothing. */
+  private sweep(): void {
+    for (const [key, holder] of this.holders) {
+      if (holder.inFlight === 0 && holder.waiting.length === 0) this.holders.delete(key);
+    }
+    this.sweepAt = Math.max(1024, this.holders.size * 2);
+  }
+}
 
 function errorCode(error: unknown): string | undefined {
   const seen = new Set<unknown>();
@@ -255,7 +521,12 @@ export function createRestTransport(options: RestTransportOptions): RestTranspor
   const basePath = base.pathname.replace(/\/+$/, '');
   // Read once: a URL's origin is computed anew at every read.
   const baseOrigin = base.origin;
+  const { connectionsPerCaller = Math.max(1, connections - Math.max(1, Math.floor(connections / 8))), maxWaitingPerCaller = 16 * connections } = options;
+  if (!Number.isInteger(connectionsPerCaller) || connectionsPerCaller < 1 || connectionsPerCaller > connections) {
+    throw new RangeError(`connectionsPerCaller must be an integer from 1 to connections (${connections}); got ${connectionsPerCaller}`);
+  }
   const pools = new Map<string, Pool>();
+  const gates = new Map<string, ConnectionGate>();
 
   function poolFor(origin: string): Pool {
     let pool = pools.get(origin);
@@ -264,6 +535,35 @@ export function createRestTransport(options: RestTransportOptions): RestTranspor
       pools.set(origin, pool);
     }
     return pool;
+  }
+
+  function gateFor(origin: string): ConnectionGate {
+    let gate = gates.get(origin);
+    if (!gate) {
+      gate = new ConnectionGate(service, connections, connectionsPerCaller, maxWaitingPerCaller);
+      gates.set(origin, gate);
+    }
+    return gate;
+  }
+
+  // Callers are told apart as the pacing lanes tell them (the service's caller header, else the
+  // call's first credential), known only by an HMAC under a key drawn at start: no credential is
+  // ever a key. An HMAC costs about 4 µs, a sixth of a call: it is made once per request's scope.
+  const rates = PUBLISHED_RATES[service];
+  const callerSecret = randomBytes(32);
+  const callerKeys = new WeakMap<CallScope, { credential: string; key: string }>();
+  /** The service's own calls, made with no credential, are one caller of their own. */
+  const SERVICE_ITSELF = '';
+
+  function callerKey(call: RestCall): string {
+    const credential = (rates && callerOf(rates, call.headers)) || call.secrets?.[0];
+    if (!credential) return SERVICE_ITSELF;
+    const scope = call.scope;
+    const known = scope && callerKeys.get(scope);
+    if (known && known.credential === credential) return known.key;
+    const key = createHmac('sha256', callerSecret).update(credential).digest('base64url');
+    if (scope) callerKeys.set(scope, { credential, key });
+    return key;
   }
 
   function unavailable(call: RestCall, detail: string): GraphQLError {
@@ -281,13 +581,17 @@ export function createRestTransport(options: RestTransportOptions): RestTranspor
 
   /**
    * One call, tried again only where repeating cannot change the outcome, within its deadline.
-   * `perform` makes one attempt; `discard` lets go of an answer that is about to be retried.
+   * `perform` makes one attempt; `discard` lets go of an answer that is about to be retried; `trail`
+   * learns whether a write reached the service without an answer; `bodyOf` names a streamed
+   * answer's body, whose connection is held until it closes.
    */
   async function exchange<T extends { status: number }>(
     call: RestCall,
     deadline: Deadline,
-    perform: (pool: Pool, options: Dispatcher.DispatchOptions) => Promise<T>,
+    perform: (dispatcher: Dispatcher, options: Dispatcher.DispatchOptions) => Promise<T>,
     discard: (answer: T) => Promise<unknown>,
+    trail: WriteTrail = { unanswered: false },
+    bodyOf?: (answer: T) => Readable,
   ): Promise<T> {
     // The last guard behind `restPath`: a dot segment would call another endpoint than the one meant.
     if (hasDotSegment(call.path)) throw new Error(`${service}.${call.operation}: the upstream path holds a dot segment; build paths with restPath`);
@@ -301,18 +605,49 @@ export function createRestTransport(options: RestTransportOptions): RestTranspor
     if (contentType) headers['content-type'] = contentType;
 
     const canRetry = IDEMPOTENT.has(call.method);
+    // Reads are never marked: what they did upstream is nothing, whatever happened.
+    const writing = call.method !== 'GET';
     const scope = call.scope;
+    const callTimeoutMs = call.timeoutMs ?? timeoutMs;
+    const caller = callerKey(call);
+    // What was left of the deadline when the call was first sent: the time the service had.
+    let sentWithMs = 0;
     for (let attempt = 1; ; attempt += 1) {
       // Retries wait for their turn too; a call whose turn comes too late is refused unsent.
       const paced = pace ? await pace(call, deadline.at) : undefined;
+      // Then a connection of the caller's share: at once, or after its turn in the caller's queue.
+      const gate = gateFor(origin);
+      const holder = gate.holderOf(caller);
+      if (!gate.take(holder)) {
+        try {
+          await gate.wait(holder, deadline, callTimeoutMs, scope);
+        } catch (refused) {
+          paced?.(); // not sent: the slot goes back
+          throw refused;
+        }
+      }
       const remaining = deadline.at - Date.now();
-      if (remaining <= 0 || !budgetLeft(scope) || scope?.aborted) paced?.(); // not sent after all: the slot goes back
-      if (remaining <= 0) throw unavailable(call, `no answer within ${call.timeoutMs ?? timeoutMs} ms`);
+      if (remaining <= 0 || !budgetLeft(scope) || scope?.aborted) {
+        // Not sent after all: the slot and the connection go back.
+        paced?.();
+        gate.release(holder);
+      }
+      if (remaining <= 0) throw notTheService(unavailable(call, `no answer within ${callTimeoutMs} ms: it was not sent, as its turn came too late`));
       // Every attempt is a call upstream: it counts against the request's budget, and is not made once the request is cancelled.
       scope?.take(service);
+      if (attempt === 1) sentWithMs = remaining;
       const started = performance.now();
+      const sending = writing ? { sent: false } : undefined;
+      const pool = poolFor(origin);
+      let holding = true;
       try {
-        const answer = await perform(poolFor(origin), { method: call.method, path: fullPath, headers, body: payload, headersTimeout: remaining, bodyTimeout: remaining });
+        const dispatcher = sending ? pool.compose((dispatch) => (options, handler) => dispatch(options, new SendingMark(handler, sending))) : pool;
+        const answer = await perform(dispatcher, { method: call.method, path: fullPath, headers, body: payload, headersTimeout: remaining, bodyTimeout: remaining });
+        // The connection is free once the answer is read; a streamed one's once its body closes.
+        holding = false;
+        if (bodyOf) bodyOf(answer).once('close', () => gate.release(holder));
+        else gate.release(holder);
+        if (writing && UNANSWERED_STATUS.has(answer.status)) trail.unanswered = true;
         paced?.(answer.status);
         const durationMs = performance.now() - started;
         observe?.({ service, operation: call.operation, method: call.method, status: answer.status, durationMs, attempt });
@@ -324,10 +659,15 @@ export function createRestTransport(options: RestTransportOptions): RestTranspor
         }
         return answer;
       } catch (caught) {
+        if (holding) gate.release(holder);
         paced?.();
         const durationMs = performance.now() - started;
         observe?.({ service, operation: call.operation, method: call.method, status: 'error', durationMs, attempt });
-        if (caught instanceof AnswerTooLarge) throw tooLarge(caught.maxBytes, caught.status);
+        if (caught instanceof AnswerTooLarge) {
+          const error = tooLarge(caught.maxBytes, caught.status);
+          throw writing && caught.status >= 200 && caught.status < 300 ? withWriteOutcome(error, service, WriteOutcome.Applied) : error;
+        }
+        if (sending?.sent) trail.unanswered = true;
         const brokeOff = caught instanceof AnswerBrokeOff;
         const error = brokeOff ? caught.reason : caught;
         const code = errorCode(error);
@@ -338,7 +678,11 @@ export function createRestTransport(options: RestTransportOptions): RestTranspor
           error instanceof undiciErrors.BodyTimeoutError;
         if (debugging()) logger!.debug({ service, operation: call.operation, method: call.method, error: code ?? (timedOut ? 'timeout' : 'unknown'), attempt }, 'upstream call failed');
         if (scope?.aborted) throw cancelledCall(service);
-        if (timedOut) throw unavailable(call, `no answer within ${call.timeoutMs ?? timeoutMs} ms`);
+        if (timedOut) {
+          // Sent with less than half its deadline (it waited its turn for the rest): too little for its silence to say anything of the service.
+          if (sentWithMs < callTimeoutMs / 2) throw notTheService(unavailable(call, `no answer within ${callTimeoutMs} ms (it was sent ${callTimeoutMs - sentWithMs} ms late, after waiting its turn)`));
+          throw unavailable(call, `no answer within ${callTimeoutMs} ms`);
+        }
         if (canRetry && code && CONNECTION_ERRORS.has(code) && attempt <= retries && budgetLeft(scope)) {
           const wait = backoffMs * 2 ** (attempt - 1) * (0.5 + Math.random());
           if (deadline.at - Date.now() > wait) {
@@ -346,7 +690,8 @@ export function createRestTransport(options: RestTransportOptions): RestTranspor
             continue;
           }
         }
-        throw unavailable(call, brokeOff ? `the answer broke off (${code ?? 'read error'})` : `connection failed (${code ?? (error as Error)?.name ?? 'unknown'})`);
+        const failure = code ?? (error as Error)?.name ?? 'unknown';
+        throw unavailable(call, brokeOff ? `the answer broke off (${code ?? 'read error'})` : sending?.sent ? `the connection broke after the request was sent (${failure})` : `connection failed (${failure})`);
       }
     }
   }
@@ -356,9 +701,15 @@ export function createRestTransport(options: RestTransportOptions): RestTranspor
 
   async function complete(call: RestCall, lookup: boolean): Promise<RestResponse | null> {
     const deadline = deadlineOf(call);
+    const trail: WriteTrail = { unanswered: false };
     let answer: BufferedAnswer;
     try {
-      answer = await exchange(call, deadline, (pool, options) => exchangeBuffered(pool, options, watchWith(deadline.watch, call.scope), maxResponseBytes), NOTHING_TO_DISCARD);
+      answer = await exchange(call, deadline, (dispatcher, options) => exchangeBuffered(dispatcher, options, watchWith(deadline.watch, call.scope), maxResponseBytes), NOTHING_TO_DISCARD, trail);
+    } catch (error) {
+      if (!trail.unanswered) throw error;
+      const told = withWriteOutcome(error, service, WriteOutcome.Unknown);
+      // A write sent too late for its timeout to count against the service is still one that may have been applied.
+      throw saysNothingOfService(error) && told !== error ? notTheService(told as GraphQLError) : told;
     } finally {
       deadline.release();
     }
@@ -369,23 +720,29 @@ export function createRestTransport(options: RestTransportOptions): RestTranspor
       // A maintenance page served with 200 is a failure, not an empty result.
       // A body that parsed is not trimmed a second time (`parseJson` did it once).
       if (body === undefined && text.trim() && (call.accept ?? 'application/json').includes('json')) {
-        throw graphError(`${service}: the answer was not valid JSON`, { code: ErrorCode.UpstreamError, service, status });
+        const error = graphError(`${service}: the answer was not valid JSON`, { code: ErrorCode.UpstreamError, service, status });
+        throw call.method === 'GET' ? error : withWriteOutcome(error, service, WriteOutcome.Applied);
       }
       return { status, headers, body, text };
     }
+    // An earlier attempt went through and its answer was lost: this 404 is that attempt's work,
+    // and what the caller asked for (the resource gone) holds.
+    if (status === 404 && call.method === 'DELETE' && trail.unanswered) return deleted();
     if (call.answers?.includes(status)) return { status, headers, body, text };
     const error = errorForUpstream({ service, status, body: call.errorBody ? call.errorBody(body ?? text) : body ?? text, retryAfter: headers['retry-after'], lookup, cursor: call.followsCursor, secrets: call.secrets ?? [] });
     if (!error) return null;
-    throw scrubError(error, call.secrets ?? []);
+    const scrubbed = scrubError(error, call.secrets ?? []);
+    // A refusal of the request itself (4xx) says the earlier attempts did not act either; a 5xx, 408 or 429 says nothing of them.
+    throw trail.unanswered && (status >= 500 || status === 429 || status === 408) ? withWriteOutcome(scrubbed, service, WriteOutcome.Unknown) : scrubbed;
   }
 
   /** One attempt whose body is handed over as a stream, cancelled by the deadline until the stream closes. */
   function performStreamed(deadline: Deadline, scope: CallScope | undefined) {
-    return async (pool: Pool, options: Dispatcher.DispatchOptions) => {
+    return async (dispatcher: Dispatcher, options: Dispatcher.DispatchOptions) => {
       const controller = new AbortController();
       const unwatch = watchWith(deadline.watch, scope)((reason) => controller.abort(reason));
       try {
-        const response = await pool.request({ ...options, signal: controller.signal });
+        const response = await dispatcher.request({ ...options, signal: controller.signal });
         response.body.once('close', unwatch);
         return { status: response.statusCode, response };
       } catch (error) {
@@ -404,7 +761,7 @@ export function createRestTransport(options: RestTransportOptions): RestTranspor
       const deadline = deadlineOf(call);
       let response: Dispatcher.ResponseData;
       try {
-        ({ response } = await exchange(call, deadline, performStreamed(deadline, call.scope), (answer) => answer.response.body.dump()));
+        ({ response } = await exchange(call, deadline, performStreamed(deadline, call.scope), (answer) => answer.response.body.dump(), undefined, (answer) => answer.response.body));
       } catch (error) {
         deadline.release();
         throw error;

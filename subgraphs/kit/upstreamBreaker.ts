@@ -2,16 +2,20 @@ import { GraphQLError } from 'graphql';
 import type { BreakerGuard } from '../../lib/circuitBreakerGuards.ts';
 import type { BreakerPermit } from '../../lib/circuitBreaker.ts';
 import { ErrorCode } from './errors.ts';
-import type { RestCall, RestTransport } from './transport.ts';
+import { saysNothingOfService, type RestCall, type RestTransport } from './transport.ts';
 
 /**
  * Whether a failed call counts against its service. What the transport reports is read after its
  * retries: no answer (refused, reset, cut off, timed out) and a 5xx it gave up on are failures;
  * any other answer, a 4xx or a 429 included, shows the service up. A call the request's
- * cancellation stopped, or its budget never let out, says nothing about the service.
+ * cancellation stopped, or its budget never let out, says nothing about the service; nor does one
+ * the transport failed before the service had it for half its deadline: never sent (no connection
+ * of its caller's share came free in time, its turn came too late), or sent too late for its
+ * timeout to mean anything (`saysNothingOfService`). So a caller cannot open the breaker for
+ * everyone by queueing more calls than the connections can carry.
  */
 function settleOnError(permit: BreakerPermit, call: RestCall, error: unknown): void {
-  if (call.scope?.aborted || !(error instanceof GraphQLError)) return permit.abandoned();
+  if (call.scope?.aborted || !(error instanceof GraphQLError) || saysNothingOfService(error)) return permit.abandoned();
   const { code, status } = error.extensions;
   if (code === ErrorCode.UpstreamUnavailable || (code === ErrorCode.UpstreamError && typeof status === 'number' && status >= 500)) return permit.failed();
   if (typeof status === 'number') return permit.succeeded();

@@ -600,7 +600,8 @@ export function createRecognitionClient({ transport, token, scope }: { transport
 
     async deleteWebhook(id) {
       const response = await transport.request(write('DELETE', { operation: 'deleteWebhook', path: restPath('/webhooks/:id', { id }) }));
-      return answer(idShape, response, 'deleteWebhook');
+      // No content: the transport's answer for a deletion an earlier attempt made (docs/ERRORS.md).
+      return response.status === 204 && response.body === undefined ? { id } : answer(idShape, response, 'deleteWebhook');
     },
 
     async teapot() {
