@@ -5,6 +5,7 @@ import { afterAll, beforeEach, describe, expect, it } from 'vitest';
 import { DEMO_PARTNER } from '../../emulators/authorization-server/emulator.ts';
 import { DEMO_ADMIN_TOKEN } from '../../emulators/gatewayAdmin/data.ts';
 import { knownSecrets } from '../support/logs.ts';
+import { clientCredentialsToken } from '../support/oauthTokens.ts';
 import { emulatorControl, startTestStack } from '../support/stack.ts';
 
 /**
@@ -30,15 +31,7 @@ await authServer.control('clients', SCOPED_ONLY);
 beforeEach(() => emulator.reset());
 
 async function bearerFor(client: { clientId: string; clientSecret: string }): Promise<Record<string, string>> {
-  const response = await fetch(`${t.stack.authorizationServerUrl}/oauth2/token`, {
-    method: 'POST',
-    headers: { 'content-type': 'application/x-www-form-urlencoded', authorization: `Basic ${Buffer.from(`${client.clientId}:${client.clientSecret}`).toString('base64')}` },
-    body: new URLSearchParams({ grant_type: 'client_credentials' }),
-  });
-  expect(response.status).toBe(200);
-  const { access_token: token } = (await response.json()) as { access_token: string };
-  knownSecrets.add(token);
-  return { authorization: `Bearer ${token}` };
+  return { authorization: `Bearer ${await clientCredentialsToken(t.stack.authorizationServerUrl!, client)}` };
 }
 
 const CREATE = 'mutation { createConsumer(input: { username: "partner" }) { username } }';

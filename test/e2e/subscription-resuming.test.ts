@@ -177,15 +177,21 @@ describe('a client alias named as the gateway’s private one', () => {
 });
 
 describe('clients resuming from the same cursor', () => {
-  const query = 'subscription ($after: String) { bonusCreated(after: $after) { id cursor } }';
-
-  it('each get every event after their own `after`, whether they open the stream or join it, on every transport', async () => {
+  /** Three bonuses given while a probe watched, and the first one's cursor; then no stream is open. */
+  async function threeBonusesAndFirstCursor(): Promise<{ given: string[]; cursor: string }> {
     const probe = ws('subscription { bonusCreated { id cursor } }');
     await waitForEventSubscriptions(subgraph.graphqlUrl, 1);
     const given = [await giveBonus(), await giveBonus(), await giveBonus()];
     const cursor = (events(await probe.waitFor(3))[0] as BonusEvent).cursor;
     probe.close();
     await waitForEventSubscriptions(subgraph.graphqlUrl, 0);
+    return { given, cursor };
+  }
+
+  const query = 'subscription ($after: String) { bonusCreated(after: $after) { id cursor } }';
+
+  it('each get every event after their own `after`, whether they open the stream or join it, on every transport', async () => {
+    const { given, cursor } = await threeBonusesAndFirstCursor();
 
     const opener = ws(query, { after: cursor });
     expect(ids(await opener.waitFor(2))).toEqual(given.slice(1));
@@ -220,12 +226,7 @@ describe('clients resuming from the same cursor', () => {
   });
 
   it('catch up on a stream of their own from a cursor no open stream reaches, which then merges into the live one', async () => {
-    const probe = ws('subscription { bonusCreated { id cursor } }');
-    await waitForEventSubscriptions(subgraph.graphqlUrl, 1);
-    const given = [await giveBonus(), await giveBonus(), await giveBonus()];
-    const cursor = (events(await probe.waitFor(3))[0] as BonusEvent).cursor;
-    probe.close();
-    await waitForEventSubscriptions(subgraph.graphqlUrl, 0);
+    const { given, cursor } = await threeBonusesAndFirstCursor();
 
     const live = ws('subscription { bonusCreated { id cursor } }');
     await waitForEventSubscriptions(subgraph.graphqlUrl, 1);

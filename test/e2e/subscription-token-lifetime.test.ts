@@ -3,6 +3,7 @@ import type { ExecutionResult } from 'graphql';
 import { DEMO_READER } from '../../emulators/authorization-server/emulator.ts';
 import { DEMO_TOKENS } from '../../emulators/recognition/data.ts';
 import { knownSecrets } from '../support/logs.ts';
+import { clientCredentialsToken } from '../support/oauthTokens.ts';
 import { emulatorControl, startTestStack } from '../support/stack.ts';
 import { subscribeMultipart, subscribeSse, subscribeWs, type Collected, type MultipartCollected } from '../support/subscribers.ts';
 import { waitUntil } from '../support/waitFor.ts';
@@ -17,17 +18,7 @@ const authUrl = stack.authorizationServerUrl!;
 const authServer = emulatorControl(authUrl);
 const stats = () => stack.gateway.subscriptions.stats();
 
-async function tokenFor(client: { clientId: string; clientSecret: string }): Promise<string> {
-  const response = await fetch(`${authUrl}/oauth2/token`, {
-    method: 'POST',
-    headers: { 'content-type': 'application/x-www-form-urlencoded', authorization: `Basic ${Buffer.from(`${client.clientId}:${client.clientSecret}`).toString('base64')}` },
-    body: new URLSearchParams({ grant_type: 'client_credentials' }),
-  });
-  expect(response.status).toBe(200);
-  const { access_token: token } = (await response.json()) as { access_token: string };
-  knownSecrets.add(token);
-  return token;
-}
+const tokenFor = (client: { clientId: string; clientSecret: string }) => clientCredentialsToken(authUrl, client);
 
 async function clientWith(settings: { format?: 'jwt' | 'opaque'; ttlSeconds?: number }) {
   const client = { clientId: `client-${Math.random().toString(36).slice(2)}`, clientSecret: `secret-${Math.random().toString(36).slice(2)}-0123456789`, scopes: ['recognition:read'], ...settings };
