@@ -5,7 +5,7 @@ import { WriteOutcome } from '../../lib/errors.ts';
 import { appliedButUnread, ErrorCode, graphError, missingCredential, upstreamContractError } from '../kit/errors.ts';
 import type { RestCall, RestResponse, RestTransport } from '../kit/transport.ts';
 import { restPath } from '../kit/paths.ts';
-import { listOf } from '../kit/shapes.ts';
+import { identifier, listOf } from '../kit/shapes.ts';
 import { isFinalStatus } from './enums.ts';
 
 /** The gateway header that carries a caller's import service API key. */
@@ -33,7 +33,8 @@ export interface CreateImportRequest {
 export const isFinal = (dto: Pick<ImportDto, 'statusText'>) => isFinalStatus(dto.statusText);
 
 // Shapes of the service's 2xx answers, checked at the boundary: anything else is UPSTREAM_ERROR.
-const Id = z.union([z.string().min(1), z.number()]).transform(String);
+// An id goes back in a path, and into errors: one no path segment may hold is no id.
+const Id = identifier;
 const Message = z
   .union([z.string(), listOf(z.string())])
   .nullish()

@@ -7,7 +7,7 @@ import { asRecord } from '../kit/envelopes.ts';
 import { identifier, listOf, optBool, optNum, optText, parseAnswer, quick, text } from '../kit/shapes.ts';
 import type { RestCall, RestResponse, RestTransport, StreamResponse } from '../kit/transport.ts';
 import type { CallScope } from '../kit/callScope.ts';
-import { restPath } from '../kit/paths.ts';
+import { MAX_SEGMENT_CHARS, restPath } from '../kit/paths.ts';
 
 /** The gateway headers that carry a caller's marketplace credentials. */
 export const CREDENTIAL_HEADERS = SERVICE_ENTRY.marketplace.credentialHeaders;
@@ -583,7 +583,9 @@ export function createMarketplaceClient(options: MarketplaceClientOptions): Mark
     async groupOrders(orderCodes) {
       // Documented as 200; the real service also answers 201. Either is a 2xx to the transport.
       const response = await transport.request(authenticated({ operation: 'groupOrders', method: 'POST', path: shipments, body: { json: { order_remote_codes: orderCodes } } }));
-      const id = plpIdOf(response.body ?? response.text);
+      const named = plpIdOf(response.body ?? response.text);
+      // It goes back in paths and into errors: an id no path segment may hold is no id.
+      const id = named && named.length <= MAX_SEGMENT_CHARS ? named : undefined;
       if (!id) {
         // A 2xx: the orders are grouped now (grouping them again is refused), though no id says where.
         throw graphError(`${SERVICE}: the orders were grouped but the answer names no PLP id. Do not send the mutation again: find the new PLP with labelGroups`, {

@@ -20,6 +20,8 @@ describe.each(DIALECTS)('a createImport whose accepting answer names no readable
     ['a 202 that is not a link', 202, { id: 'imp_0002' }],
     ['a 202 without a body', 202, undefined],
     ['a 201 that is neither a link nor an import', 201, { data: { type: 'imports' } }],
+    // An id no path segment may hold would be copied whole into the error, twice.
+    ['a 202 link whose id is 100,000 characters', 202, { type: 'imports', id: 'i'.repeat(100_000), links: { self: '/v1/imports/x' } }],
   ])('%s is UPSTREAM_ERROR with writeOutcome APPLIED and no resourceId', async (_name, status, body) => {
     await emulator.control.fault({ path: '/v1/imports', method: 'POST', status, ...(body ? { body } : {}), times: 1 });
     const result = await gateway.gql(CREATE, { variables: { input: { apiId: 'api_1001', fileLocation: emulator.file('petstore.json') } }, headers: auth });
@@ -33,5 +35,6 @@ describe.each(DIALECTS)('a createImport whose accepting answer names no readable
     // Only the POST: with no id there is nothing to read.
     expect((await emulator.control.requests()).map((request) => `${request.method} ${request.path} ${request.status}`)).toEqual([`POST /v1/imports ${status}`]);
     expect(JSON.stringify(result)).not.toContain(DEMO_APIKEY);
+    expect(error!.message.length).toBeLessThan(1_000);
   });
 });
