@@ -114,7 +114,13 @@ export function measureDocument(document: DocumentNode, cap: number): DocumentSh
     for (const selection of selectionSet.selections) {
       if (selection.kind === Kind.FIELD) {
         add({ depth: 1, fields: 1, aliases: selection.alias ? 1 : 0, topFields: 1 }, false);
-        if (selection.selectionSet) add(measure(selection.selectionSet), true);
+        if (selection.selectionSet) {
+          const inner = measure(selection.selectionSet);
+          // Below `__schema` and `__type` the depth is the type system's, not the upstreams': every
+          // introspection tool nests `ofType` 7 to 9 times (depth 13 to 15). Its fields still count,
+          // and graphql-js's MaxIntrospectionDepthRule bounds the lists that could multiply.
+          add(selection.name.value.startsWith('__') ? { ...inner, depth: 0 } : inner, true);
+        }
       } else if (selection.kind === Kind.INLINE_FRAGMENT) {
         add(measure(selection.selectionSet), false);
       } else {

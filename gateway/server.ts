@@ -29,6 +29,7 @@ import { createReadBatcher, type ReadBatcher } from './readBatches.ts';
 import { SubgraphDataSource } from './subgraphDataSource.ts';
 import { withDirectFetches } from './singleFetch.ts';
 import { withResolvedOperation } from './operationResolution.ts';
+import { withIntrospection } from './introspection.ts';
 import { createPlanner } from './planner.ts';
 import { createSubscriptionExecutor, type SubscriptionExecutor } from './subscriptions/executor.ts';
 import { createOperationRunner } from './subscriptions/operations.ts';
@@ -157,7 +158,7 @@ export async function startGateway(config: GatewayConfig, logger: Logger): Promi
   const passThrough = singleFetch && passingThrough ? createPassThrough({ schema: planner.graphqlApiSchema, dataSources, metrics: operationMetrics, demand, accessLog }) : undefined;
   const apollo = new ApolloServer<GatewayContext>({
     gateway: (() => {
-      const shortcut = singleFetch ? withDirectFetches(gateway, { planner, dataSources, passThrough }) : gateway;
+      const shortcut = withIntrospection(singleFetch ? withDirectFetches(gateway, { planner, dataSources, passThrough }) : gateway, planner.graphqlApiSchema);
       return withResolvedOperation(access ? withFieldAccess(shortcut, access, (context) => (context as GatewayContext).principal) : shortcut);
     })(),
     logger: apolloLogger(logger),

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { parse } from 'graphql';
+import { buildClientSchema, getIntrospectionQuery, parse, type IntrospectionQuery } from 'graphql';
 import { DEMO_TOKENS } from '../../../emulators/recognition/data.ts';
 import { measureDocument } from '../../../gateway/limits.ts';
 import { startTestStack } from '../../support/stack.ts';
@@ -82,5 +82,44 @@ describe('alias and root field limits', () => {
     expect(fifty.errors).toBeUndefined();
     const many = await t.gql(`{ ${'__typename '.repeat(51)} }`);
     expect(many.errors?.map((error) => error.message)).toEqual(['the operation selects more than 50 root fields']);
+  });
+});
+
+describe('introspection', () => {
+  // What Sandbox, GraphiQL, codegen and rover send: `ofType` nested 9 times, depth 15 against the default 12.
+  const STANDARD = getIntrospectionQuery({ descriptions: true, specifiedByUrl: true, directiveIsRepeatable: true, schemaDescription: true, inputValueDeprecation: true, oneOf: true });
+
+  it('answers the standard introspection query, which nests deeper than the depth limit, `isOneOf` included', async () => {
+    const result = await t.gql<IntrospectionQuery>(STANDARD);
+    expect(result.errors).toBeUndefined();
+    const schema = buildClientSchema(result.data!);
+    expect(schema.getQueryType()?.getFields()).toHaveProperty('rewardCatalog');
+    // Answered by the gateway itself, it is what Apollo's planner gives beside data.
+    const withoutOneOf = getIntrospectionQuery({ descriptions: true, inputValueDeprecation: true });
+    const alone = await t.gql<IntrospectionQuery>(withoutOneOf);
+    const beside = await t.gql<IntrospectionQuery & { rewardCatalog: unknown }>(withoutOneOf.replace('__schema {', 'rewardCatalog { name } __schema {'), { headers: member });
+    expect(beside.errors).toBeUndefined();
+    expect(beside.data!.__schema).toEqual(alone.data!.__schema);
+  });
+
+  it('refuses as invalid, not as a crash, introspection Apollo\'s planner cannot model beside data', async () => {
+    await emulator.clearRequests();
+    const mixed = await t.gql('{ rewardCatalog { name } __type(name: "Reward") { isOneOf } }', { headers: member });
+    expect(mixed.errors).toEqual([expect.objectContaining({ message: 'Cannot query field "isOneOf" on type "__Type".', extensions: expect.objectContaining({ code: 'GRAPHQL_VALIDATION_FAILED' }) })]);
+    expect(await emulator.requests()).toEqual([]);
+  });
+
+  it('still counts depth below `__type` for data, and refuses introspection lists nested three deep', async () => {
+    // Data is reached only outside `__schema` and `__type`, and its depth counts as before.
+    const [measure] = measureDocument(parse('{ a { b { c { d } } } __type(name: "Query") { ofType { ofType { ofType { ofType { name } } } } } }'), 1000).operations.values();
+    expect(measure).toEqual({ depth: 4, fields: 10, aliases: 0, topFields: 2 });
+    const multiplying = '{ __schema { types { fields { type { fields { type { fields { name } } } } } } } }';
+    const refused = await t.gql(multiplying);
+    expect(refused.data).toBeUndefined();
+    expect(refused.errors).toEqual([expect.objectContaining({ message: 'Maximum introspection depth exceeded', extensions: expect.objectContaining({ code: 'GRAPHQL_VALIDATION_FAILED' }) })]);
+    const overWs = subscribeWs(t.graphqlUrl, multiplying);
+    const ended = await overWs.ended;
+    overWs.close();
+    expect(`${JSON.stringify(overWs.results)} ${ended instanceof Error ? ended.message : JSON.stringify(ended)}`).toContain('Maximum introspection depth exceeded');
   });
 });
