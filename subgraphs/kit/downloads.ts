@@ -14,7 +14,8 @@ import type { SubgraphRoute } from './server.ts';
  */
 export { DOWNLOADS_PATH, GATEWAY_ORIGIN_HEADER } from '../../lib/downloads.ts';
 
-const ID = /^[A-Za-z0-9_-]{32,64}$/;
+/** What a link's id looks like: anything else is no link, looked up nowhere. */
+export const DOWNLOAD_ID = /^[A-Za-z0-9_-]{32,64}$/;
 
 /** A new link's id: 192 random bits. */
 export const newDownloadId = (): string => randomBytes(24).toString('base64url');
@@ -27,11 +28,8 @@ export interface DownloadStore<T> {
   close(): Promise<void>;
 }
 
-export interface DownloadStoreOptions<T> {
-  /** How long a link works. */
-  ttlMs: number;
-  /** @default Date.now */
-  now?: () => number;
+/** How many links a store keeps, and whose they are: the same in memory and in Redis. */
+export interface DownloadBounds<T> {
   /** Links kept at most, over every owner, live and recently expired. @default 10000 */
   maxEntries?: number;
   /** Links one owner keeps at most; past it, that owner's own oldest go first. @default 1000 */
@@ -43,11 +41,18 @@ export interface DownloadStoreOptions<T> {
   ownerOf?: (value: T) => unknown;
 }
 
+export interface DownloadStoreOptions<T> extends DownloadBounds<T> {
+  /** How long a link works. */
+  ttlMs: number;
+  /** @default Date.now */
+  now?: () => number;
+}
+
 /** What every link value issued here holds beside what it opens (`LabelsPdfDownload`): the caller's credential. */
 const credentialOf = (value: unknown): unknown => (value !== null && typeof value === 'object' && 'credential' in value ? value.credential : value);
 
 /** One text for equal values whatever the order of their keys, so that equal values digest alike. */
-const canonical = (value: unknown): string =>
+export const canonical = (value: unknown): string =>
   JSON.stringify(value, (_key, inner: unknown) =>
     inner !== null && typeof inner === 'object' && !Array.isArray(inner)
       ? Object.fromEntries(Object.keys(inner).sort().map((key) => [key, (inner as Record<string, unknown>)[key]]))
@@ -117,11 +122,17 @@ interface Owner<T> {
  * has while that link has half its life ahead: at most two live links per owner and value.
  * Every step is O(1) (amortised for the dead, each forgotten once).
  */
-export function createDownloadStore<T>({ ttlMs, now = Date.now, maxEntries = 10_000, maxEntriesPerOwner = 1000, ownerOf = credentialOf }: DownloadStoreOptions<T>): DownloadStore<T> {
+/** The bounds with their defaults, refused by name when they make no sense. */
+export function downloadBounds<T>({ maxEntries = 10_000, maxEntriesPerOwner = 1000, ownerOf = credentialOf }: DownloadBounds<T>): Required<DownloadBounds<T>> {
   for (const [name, bound] of [['maxEntries', maxEntries], ['maxEntriesPerOwner', maxEntriesPerOwner]] as const) {
     if (!Number.isInteger(bound) || bound < 1) throw new RangeError(`${name} must be a positive integer; got ${bound}`);
   }
   if (maxEntriesPerOwner > maxEntries) throw new RangeError(`maxEntriesPerOwner must be at most maxEntries (${maxEntries}); got ${maxEntriesPerOwner}`);
+  return { maxEntries, maxEntriesPerOwner, ownerOf };
+}
+
+export function createDownloadStore<T>({ ttlMs, now = Date.now, ...bounds }: DownloadStoreOptions<T>): DownloadStore<T> {
+  const { maxEntries, maxEntriesPerOwner, ownerOf } = downloadBounds(bounds);
   // Under a key drawn here, so the digests of credentials held in memory cannot be tested against guesses.
   const secret = randomBytes(32);
   const digestOf = (value: unknown) => createHmac('sha256', secret).update(canonical(value)).digest('base64url');
@@ -256,7 +267,7 @@ export function downloadRoute<T>(store: DownloadStore<T>, open: (value: T) => Pr
       const id = url.pathname.slice(DOWNLOADS_PATH.length);
       let value: T | 'expired' | undefined;
       try {
-        value = ID.test(id) ? await store.find(id) : undefined;
+        value = DOWNLOAD_ID.test(id) ? await store.find(id) : undefined;
       } catch (error) {
         logger.warn({ error: (error as Error).message }, 'download link store unavailable');
         return sendJson(res, 503, { message: 'Download links cannot be read right now. Try again shortly.' }, { 'retry-after': '1' });

@@ -22,9 +22,9 @@ export interface MarketplaceSubgraphOptions {
 export function createMarketplaceSubgraph(config: MarketplaceConfig, logger: Logger, { now }: MarketplaceSubgraphOptions = {}): SubgraphDefinition<MarketplaceContext> {
   const { metrics, transport } = createServiceUpstream({ service: 'marketplace', baseUrl: config.apiUrl, timeoutMs: config.timeoutMs, logger, ...config.upstreamLimits, pacing: config.pacing, circuitBreaker: config.circuitBreaker, redisUrl: config.redisUrl });
   const clock = now ? { now } : {};
-  // With Redis, any replica serves a link another replica made.
+  // With Redis, any replica serves a link another replica made, under the same bounds per owner.
   const downloads: DownloadStore<LabelsPdfDownload> = config.redisUrl
-    ? createRedisDownloadStore({ url: config.redisUrl, prefix: 'graph:marketplace', ttlMs: config.downloadTtlMs, read: readLabelsPdfDownload, service: 'marketplace', logger, ...clock })
+    ? createRedisDownloadStore({ url: config.redisUrl, prefix: 'graph:marketplace', ttlMs: config.downloadTtlMs, read: readLabelsPdfDownload, ownerOf: linkOwnerOf, service: 'marketplace', logger, ...clock })
     : createDownloadStore<LabelsPdfDownload>({ ttlMs: config.downloadTtlMs, ownerOf: linkOwnerOf, ...clock });
   const cursors = makeCursorSigner(config.cursorSecret, {
     onForeignKey: () => logger.warn('a list cursor signed under another CURSOR_SECRET arrived: every replica must share one CURSOR_SECRET (the caller was told to start the list again)'),

@@ -1,15 +1,10 @@
 import { afterAll, describe, expect, it } from 'vitest';
 import { Redis } from 'ioredis';
-import { createClock } from '../../emulators/kit/emulator.ts';
 import { DEMO_CREDENTIALS } from '../../emulators/marketplace/data.ts';
-import { startSubgraph } from '../../subgraphs/kit/server.ts';
 import { createRedisDownloadStore } from '../../subgraphs/kit/redisDownloads.ts';
-import { readMarketplaceConfig } from '../../subgraphs/marketplace/config.ts';
-import { createMarketplaceSubgraph } from '../../subgraphs/marketplace/server.ts';
 import { requireBinary } from '../support/binaries.ts';
-import { testLogger } from '../support/logs.ts';
 import { startRedis } from '../support/redisServer.ts';
-import { startTestStack } from '../support/stack.ts';
+import { startMarketplaceRedisReplicas } from '../support/marketplaceRedisReplicas.ts';
 import { SELLER_HEADERS } from '../support/marketplaceSeller.ts';
 
 const seller = SELLER_HEADERS;
@@ -17,15 +12,8 @@ const seller = SELLER_HEADERS;
 describe.skipIf(!requireBinary('redis-server'))('label PDF links with REDIS_URL', async () => {
   const redis = await startRedis();
   afterAll(() => redis.close());
-  const clock = createClock();
-  const env = { REDIS_URL: redis.url, MARKETPLACE_DOWNLOAD_TTL_MS: '120000' };
-  const t = await startTestStack(env, { now: () => clock.now() });
-  const emulator = t.emulator('marketplace');
-  // A second replica on the same Redis that never saw the link being made.
-  const replica = await startSubgraph(createMarketplaceSubgraph(readMarketplaceConfig(env, { apiUrl: emulator.url, port: 0 }), testLogger('marketplace-replica'), { now: () => clock.now() }), { port: 0 });
-  afterAll(() => replica.close());
-  const inspect = new Redis(redis.url);
-  afterAll(() => inspect.quit());
+  // The replica never saw the link being made.
+  const { clock, t, emulator, replica, inspect } = await startMarketplaceRedisReplicas(redis.url, 120_000);
 
   async function pdfLink(): Promise<{ url: string; id: string }> {
     const result = await t.gql<{ labelGroup: { labelsPdf: { url: string } } }>('{ labelGroup(id: "7001") { labelsPdf { url expiresAt } } }', { headers: seller });
@@ -58,22 +46,43 @@ describe.skipIf(!requireBinary('redis-server'))('label PDF links with REDIS_URL'
     await inspect.flushall();
     const link = await pdfLink();
     const keys = await inspect.keys('*');
-    expect(keys).toHaveLength(1);
-    expect(keys[0]).toMatch(/^graph:marketplace:download:[A-Za-z0-9_-]{43}$/);
-    expect(keys[0]).not.toContain(link.id);
-    const ttl = await inspect.pttl(keys[0]!);
-    expect(ttl).toBeGreaterThan(0);
-    expect(ttl).toBeLessThanOrEqual(240_000);
-    const stored = (await inspect.getBuffer(keys[0]!))!;
+    // The link, its value's pointer to it, and the counts per owner and in all.
+    const linkKeys = keys.filter((key) => /^graph:marketplace:download:[A-Za-z0-9_-]{43}$/.test(key));
+    expect(linkKeys).toHaveLength(1);
+    expect(keys.filter((key) => !linkKeys.includes(key)).sort()).toEqual([
+      'graph:marketplace:download:all',
+      expect.stringMatching(/^graph:marketplace:download:owner:[A-Za-z0-9_-]{43}$/),
+      'graph:marketplace:download:owners',
+      'graph:marketplace:download:seq',
+      expect.stringMatching(/^graph:marketplace:download:value:[A-Za-z0-9_-]{43}$/),
+    ]);
+    const stored = (await inspect.getBuffer(linkKeys[0]!))!;
+    const everything = [stored.toString('latin1')];
+    for (const key of keys) {
+      expect(key).not.toContain(link.id);
+      const ttl = await inspect.pttl(key);
+      expect(ttl, key).toBeGreaterThan(0);
+      expect(ttl, key).toBeLessThanOrEqual(240_000);
+      const type = await inspect.type(key);
+      if (type === 'zset') everything.push(...(await inspect.zrange(key, 0, -1)));
+      if (type === 'string' && key !== linkKeys[0]) everything.push((await inspect.get(key))!);
+    }
     for (const secret of [link.id, DEMO_CREDENTIALS.apiKey, DEMO_CREDENTIALS.accountKey, DEMO_CREDENTIALS.email, '7001']) {
-      expect(stored.includes(secret), secret).toBe(false);
       expect(stored.toString('base64').includes(Buffer.from(secret).toString('base64').slice(0, 8)), secret).toBe(false);
+      // Beyond the sealed value, the expiry's digits are readable: the label group is no secret there.
+      for (const text of secret === '7001' ? everything.slice(0, 1) : everything) {
+        expect(text.includes(secret), secret).toBe(false);
+        expect(text.includes(Buffer.from(secret).toString('base64').slice(0, 8)), secret).toBe(false);
+      }
     }
     // An id whose key was swapped for another link's value opens nothing.
     const other = await pdfLink();
-    const otherKey = (await inspect.keys('*')).find((key) => key !== keys[0])!;
-    await inspect.set(otherKey, stored);
-    expect((await fetch(`${replica.url}/downloads/${other.id}`)).status).toBe(404);
+    expect(other.id).toBe(link.id);
+    await inspect.flushall();
+    const fresh = await pdfLink();
+    const freshKey = (await inspect.keys('*')).find((key) => /^graph:marketplace:download:[A-Za-z0-9_-]{43}$/.test(key))!;
+    await inspect.set(freshKey, stored);
+    expect((await fetch(`${replica.url}/downloads/${fresh.id}`)).status).toBe(404);
   });
 
   it('refuse a value over the bound without storing it, and fail typed when Redis does not answer', async () => {
