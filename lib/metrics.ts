@@ -1,5 +1,5 @@
-import { Registry, collectDefaultMetrics } from 'prom-client';
-import { PlainCounter, PlainHistogram } from './plainMetrics.ts';
+import { Gauge, Registry, collectDefaultMetrics } from 'prom-client';
+import { PlainCounter, PlainHistogram, type CounterSeries } from './plainMetrics.ts';
 
 /** Per-process metrics; a registry per server so several servers can share a process in tests. */
 export interface Metrics {
@@ -39,5 +39,30 @@ export function observeUpstream(metrics: Metrics, service: string) {
     }
     entry.calls.inc();
     entry.seconds.observe(durationMs / 1000);
+  };
+}
+
+/**
+ * The metrics of a subgraph's connection gate (`subgraphs/kit/transport.ts`), labelled by service
+ * only: the gate knows its callers by a key that must reach no metric. The counters are plain (a
+ * burst counts one per waiting call); the gauge is read when `/metrics` is scraped.
+ */
+export function createConnectionGateMetrics(registry: Registry, service: string): { waited: CounterSeries; queueFull: CounterSeries; tooLate: CounterSeries; watchWaiting(count: () => number): void } {
+  const counter = (name: string, help: string) => new PlainCounter(`${service}_upstream_connection_${name}_total`, help, ['service'] as const, registry).labels({ service });
+  let waitingNow = () => 0;
+  const waiting: Gauge<'service'> = new Gauge({
+    name: `${service}_upstream_connection_waiting`,
+    help: 'Upstream calls waiting now for a connection to the service',
+    labelNames: ['service'] as const,
+    registers: [registry],
+    collect: () => waiting.set({ service }, waitingNow()),
+  });
+  return {
+    waited: counter('waited', 'Upstream calls that waited for a connection: their caller held its share of the connections, or every connection was busy'),
+    queueFull: counter('queue_full', 'Upstream calls refused with RATE_LIMITED before they were sent: their caller already had the most calls waiting for a connection'),
+    tooLate: counter('too_late', 'Upstream calls refused with UPSTREAM_UNAVAILABLE before they were sent: less than half their deadline was left when a connection came free, or none came free in time'),
+    watchWaiting(count) {
+      waitingNow = count;
+    },
   };
 }

@@ -38,6 +38,10 @@ export interface ServiceEntry<Headers extends Readonly<Record<string, string>> =
     timeout: string;
     /** The longest upstream answer body the subgraph reads, in bytes. */
     maxResponseBytes: string;
+    /** Connections to the upstream one caller may hold at once. */
+    connectionsPerCaller: string;
+    /** Calls one caller may have waiting for a connection to the upstream. */
+    maxWaitingPerCaller: string;
   };
 }
 
@@ -55,6 +59,8 @@ function defineService<const Headers extends Readonly<Record<string, string>>>(d
       subgraphUrl: `${prefix}_SUBGRAPH_URL`,
       timeout: `${prefix}_TIMEOUT_MS`,
       maxResponseBytes: `${prefix}_MAX_RESPONSE_BYTES`,
+      connectionsPerCaller: `${prefix}_CONNECTIONS_PER_CALLER`,
+      maxWaitingPerCaller: `${prefix}_MAX_WAITING_PER_CALLER`,
     },
   };
 }

@@ -1,10 +1,9 @@
-import { createHmac, randomBytes } from 'node:crypto';
 import { Counter, Histogram, type Registry } from 'prom-client';
 import { readBoolean, readInt, type Env } from '../../lib/config.ts';
 import { callerOf, rateClassOf, type RateClass, type ServiceRates } from '../../lib/upstreamRates.ts';
 import { cancelledCall, type CallScope } from './callScope.ts';
 import { ErrorCode, graphError } from './errors.ts';
-import type { RestCall } from './transport.ts';
+import { callerKeyOf, type RestCall } from './transport.ts';
 import type { DeadlineClock } from '../../lib/deadlines.ts';
 
 /** How a subgraph paces its calls under its service's published rates (`UPSTREAM_PACING*`). */
@@ -154,11 +153,12 @@ export interface ClassSeries {
  * with `RATE_LIMITED` should the deadline pass all the same. The window is stretched by
  * `100 / sharePercent`, for replicas that share a credential.
  *
- * Lanes are keyed by an HMAC of the caller's credential under a key drawn at start: no credential
- * is ever a key, a label or a line of a log.
+ * Lanes are keyed by an HMAC of the caller's credential under a key drawn at start, the one the
+ * connection gate knows the caller by (`callerKeyOf`, made once per request): no credential is
+ * ever a key, a label or a line of a log. Calls with no caller header share one lane here (the
+ * gate tells them apart by their credential).
  */
 export function createUpstreamPacer({ service, rates, settings, clock, registry, series }: UpstreamPacerOptions): Pace {
-  const secret = randomBytes(32);
   const lanes = new Map<string, Lane>();
   const stretch = 100 / settings.sharePercent;
   const windowOf = (rateClass: RateClass) => Math.ceil(rateClass.perMs * stretch);
@@ -247,7 +247,7 @@ export function createUpstreamPacer({ service, rates, settings, clock, registry,
   }
 
   function laneOf(rateClass: RateClass, caller: string, now: number): Lane {
-    const key = `${rateClass.name}\u0000${createHmac('sha256', secret).update(caller).digest('base64url')}`;
+    const key = `${rateClass.name}\u0000${caller}`;
     let lane = lanes.get(key);
     if (!lane) {
       if (lanes.size >= sweepAt) sweep(now);
@@ -261,7 +261,7 @@ export function createUpstreamPacer({ service, rates, settings, clock, registry,
 
   return (call, deadlineAt) => {
     const now = clock.now();
-    const lane = laneOf(rateClassOf(rates, call.path), callerOf(rates, call.headers) ?? '', now);
+    const lane = laneOf(rateClassOf(rates, call.path), callerKeyOf(callerOf(rates, call.headers), call.scope), now);
     if (lane.queue.length === 0 && busy(lane, now) < lane.rateClass.requests) return start(lane);
     const at = tailSlot(lane, now);
     if (lane.queue.length >= settings.maxQueue) throw refuse(lane, 'queue', at - now);

@@ -11,6 +11,7 @@ import { WriteOutcome } from '../../lib/errors.ts';
 import { cancelledCall, type CallScope } from './callScope.ts';
 import { hasDotSegment } from './paths.ts';
 import { callerOf, PUBLISHED_RATES } from '../../lib/upstreamRates.ts';
+import type { CounterSeries } from '../../lib/plainMetrics.ts';
 
 export type QueryValue = string | number | boolean | null | undefined | readonly string[];
 
@@ -92,12 +93,19 @@ export interface RestTransportOptions {
   connections?: number;
   /**
    * Connections of one origin that one caller (a credential; the service's own calls, made with
-   * none, are one caller too) may hold at once; its further calls wait their turn in its own queue.
+   * none, are one caller too) may hold at once; its further calls wait their turn in its own queue
+   * (`<SERVICE>_CONNECTIONS_PER_CALLER`).
    * @default all of `connections` but an eighth (56 of 64), at least 1
    */
   connectionsPerCaller?: number;
-  /** Calls one caller may have waiting for a connection of one origin; past it, `RATE_LIMITED` at once. @default 16 × `connections` */
+  /**
+   * Calls one caller may have waiting for a connection of one origin; past it, `RATE_LIMITED` at
+   * once (`<SERVICE>_MAX_WAITING_PER_CALLER`; 0: a call that would wait is refused).
+   * @default 16 × `connections`
+   */
   maxWaitingPerCaller?: number;
+  /** Told of the connection gate's waits and refusals (the subgraph's metrics, `lib/metrics.ts`). */
+  observeGate?: ConnectionGateObserver;
   /** The longest answer body read from the service; a longer one is `UPSTREAM_ERROR`, never buffered past this. @default 10 MiB */
   maxResponseBytes?: number;
   /** The longest body `stream` passes through (downloads are not buffered); past it the stream fails. @default 100 MiB */
@@ -105,6 +113,18 @@ export interface RestTransportOptions {
   observe?: (observation: UpstreamObservation) => void;
   /** Waits for the call's turn under the service's published rate before every attempt; returns what to call, with the status, once the attempt is over (`subgraphs/kit/pacing.ts`). */
   pace?: (call: RestCall, deadlineAt: number) => ((status?: number) => void) | Promise<(status?: number) => void>;
+}
+
+/** What the connection gate tells of its waits and refusals: never who the caller was. */
+export interface ConnectionGateObserver {
+  /** A call had to wait for a connection: its caller held its share, or every connection was busy. */
+  waited: CounterSeries;
+  /** A call refused at once with `RATE_LIMITED`: its caller already had the most calls waiting. */
+  queueFull: CounterSeries;
+  /** A call refused unsent: less than half its deadline was left when a connection came free for it, or none came free. */
+  tooLate: CounterSeries;
+  /** Handed once what counts the calls waiting now, in every gate of the transport: read when the metrics are scraped. */
+  watchWaiting(count: () => number): void;
 }
 
 export interface RestTransport {
@@ -207,6 +227,28 @@ function notTheService<E extends object>(error: E): E {
 }
 
 const NOT_WATCHING = () => {};
+const NOT_COUNTED: CounterSeries = { inc() {} };
+const NOT_OBSERVED = { waited: NOT_COUNTED, queueFull: NOT_COUNTED, tooLate: NOT_COUNTED };
+
+const CALLER_SECRET = randomBytes(32);
+const callerKeys = new WeakMap<CallScope, { credential: string; key: string }>();
+/** The key of the calls made with no credential (the service's own): one caller of their own. */
+const NO_CALLER = '';
+
+/**
+ * The key a caller is known by: an HMAC of its credential under a key drawn at start, so that no
+ * credential is ever a key. An HMAC costs about 4 µs, a sixth of a call: it is made once per
+ * request's scope and credential, and the connection gate and the pacer (`subgraphs/kit/pacing.ts`)
+ * share it. Only the caller's own calls ever see it: never a label, a log line or an error.
+ */
+export function callerKeyOf(credential: string | undefined, scope: CallScope | undefined): string {
+  if (!credential) return NO_CALLER;
+  const known = scope && callerKeys.get(scope);
+  if (known && known.credential === credential) return known.key;
+  const key = createHmac('sha256', CALLER_SECRET).update(credential).digest('base64url');
+  if (scope) callerKeys.set(scope, { credential, key });
+  return key;
+}
 
 /** One caller's calls to one origin: how many hold a connection, and those waiting for one, first in first out. */
 class Holder {
@@ -256,7 +298,15 @@ class ConnectionGate {
     private readonly connections: number,
     private readonly share: number,
     private readonly maxWaiting: number,
+    private readonly observer: Pick<ConnectionGateObserver, 'waited' | 'queueFull' | 'tooLate'>,
   ) {}
+
+  /** Calls waiting now; the callers in `turns` are those with calls waiting. */
+  waitingNow(): number {
+    let count = 0;
+    for (const holder of this.turns) count += holder.waiting.length;
+    return count;
+  }
 
   holderOf(key: string): Holder {
     let holder = this.holders.get(key);
@@ -284,6 +334,7 @@ class ConnectionGate {
     if (holder.waiting.length >= this.maxWaiting) return Promise.reject(this.tooManyWaiting(holder));
     const latestStart = deadline.at - timeoutMs / 2;
     if (Date.now() >= latestStart) return Promise.reject(this.tooLate(holder, timeoutMs));
+    this.observer.waited.inc();
     return new Promise<void>((resolve, reject) => {
       const waiting = new Waiting(holder, latestStart, timeoutMs, resolve, reject);
       holder.waiting.push(waiting);
@@ -342,7 +393,9 @@ class ConnectionGate {
       holder.queued = false;
       this.turns.splice(this.turns.indexOf(holder), 1);
     }
-    waiting.reject(scope?.aborted ? cancelledCall(this.service) : this.unsent(`no answer within ${waiting.timeoutMs} ms: it was not sent, as no connection came free`, holder));
+    if (scope?.aborted) return waiting.reject(cancelledCall(this.service));
+    this.observer.tooLate.inc();
+    waiting.reject(this.unsent(`no answer within ${waiting.timeoutMs} ms: it was not sent, as no connection came free`, holder));
   }
 
   /**
@@ -356,15 +409,18 @@ class ConnectionGate {
   }
 
   private tooLate(holder: Holder, timeoutMs: number): GraphQLError {
+    this.observer.tooLate.inc();
     return this.unsent(`it was not sent, as less than half of its ${timeoutMs} ms deadline was left when a connection came free`, holder);
   }
 
   /** A cap on what one caller holds, as the pacing queue's: `RATE_LIMITED` at once, without a `retryAfterSeconds` (a place frees when one of its calls ends). */
   private tooManyWaiting(holder: Holder): GraphQLError {
     const { service, connections, share } = this;
+    this.observer.queueFull.inc();
+    const waiting = holder.waiting.length;
     return notTheService(
       graphError(
-        `${service} was not called: this caller already has ${holder.waiting.length} calls waiting for a connection, the most it may have (${holder.inFlight} in flight; one caller may hold ${share} of the ${connections} connections at once)`,
+        `${service} was not called: this caller already has ${waiting} call${waiting === 1 ? '' : 's'} waiting for a connection, the most it may have (${holder.inFlight} in flight; one caller may hold ${share} of the ${connections} connections at once)`,
         { code: ErrorCode.RateLimited, service },
       ),
     );
@@ -456,6 +512,8 @@ function parseJson(text: string): unknown {
 }
 
 const ABSOLUTE_URL = /^https?:\/\//i;
+/** The default of upstream connections per origin. */
+export const DEFAULT_CONNECTIONS = 64;
 /** The default cap on an upstream answer's body. */
 export const DEFAULT_MAX_RESPONSE_BYTES = 10 * 1024 * 1024;
 /** The default cap on a streamed download (a label PDF). */
@@ -514,17 +572,18 @@ async function readCapped(body: Readable, maxBytes: number): Promise<string> {
  * every call, retries only where repeating cannot change the outcome, and the kit's error table.
  */
 export function createRestTransport(options: RestTransportOptions): RestTransport {
-  const { service, logger, timeoutMs = 10_000, retries = 2, backoffMs = 50, connections = 64, maxResponseBytes = DEFAULT_MAX_RESPONSE_BYTES, maxDownloadBytes = DEFAULT_MAX_DOWNLOAD_BYTES, observe, pace } = options;
+  const { service, logger, timeoutMs = 10_000, retries = 2, backoffMs = 50, connections = DEFAULT_CONNECTIONS, maxResponseBytes = DEFAULT_MAX_RESPONSE_BYTES, maxDownloadBytes = DEFAULT_MAX_DOWNLOAD_BYTES, observe, pace } = options;
   // Building a log line's fields costs even when the level drops it; reads are per call.
   const debugging = () => logger?.isLevelEnabled('debug') === true;
   const base = new URL(options.baseUrl);
   const basePath = base.pathname.replace(/\/+$/, '');
   // Read once: a URL's origin is computed anew at every read.
   const baseOrigin = base.origin;
-  const { connectionsPerCaller = Math.max(1, connections - Math.max(1, Math.floor(connections / 8))), maxWaitingPerCaller = 16 * connections } = options;
+  const { connectionsPerCaller = Math.max(1, connections - Math.max(1, Math.floor(connections / 8))), maxWaitingPerCaller = 16 * connections, observeGate } = options;
   if (!Number.isInteger(connectionsPerCaller) || connectionsPerCaller < 1 || connectionsPerCaller > connections) {
     throw new RangeError(`connectionsPerCaller must be an integer from 1 to connections (${connections}); got ${connectionsPerCaller}`);
   }
+  if (!Number.isInteger(maxWaitingPerCaller) || maxWaitingPerCaller < 0) throw new RangeError(`maxWaitingPerCaller must be an integer from 0; got ${maxWaitingPerCaller}`);
   const pools = new Map<string, Pool>();
   const gates = new Map<string, ConnectionGate>();
 
@@ -540,31 +599,22 @@ export function createRestTransport(options: RestTransportOptions): RestTranspor
   function gateFor(origin: string): ConnectionGate {
     let gate = gates.get(origin);
     if (!gate) {
-      gate = new ConnectionGate(service, connections, connectionsPerCaller, maxWaitingPerCaller);
+      gate = new ConnectionGate(service, connections, connectionsPerCaller, maxWaitingPerCaller, observeGate ?? NOT_OBSERVED);
       gates.set(origin, gate);
     }
     return gate;
   }
 
-  // Callers are told apart as the pacing lanes tell them (the service's caller header, else the
-  // call's first credential), known only by an HMAC under a key drawn at start: no credential is
-  // ever a key. An HMAC costs about 4 µs, a sixth of a call: it is made once per request's scope.
-  const rates = PUBLISHED_RATES[service];
-  const callerSecret = randomBytes(32);
-  const callerKeys = new WeakMap<CallScope, { credential: string; key: string }>();
-  /** The service's own calls, made with no credential, are one caller of their own. */
-  const SERVICE_ITSELF = '';
+  observeGate?.watchWaiting(() => {
+    let count = 0;
+    for (const gate of gates.values()) count += gate.waitingNow();
+    return count;
+  });
 
-  function callerKey(call: RestCall): string {
-    const credential = (rates && callerOf(rates, call.headers)) || call.secrets?.[0];
-    if (!credential) return SERVICE_ITSELF;
-    const scope = call.scope;
-    const known = scope && callerKeys.get(scope);
-    if (known && known.credential === credential) return known.key;
-    const key = createHmac('sha256', callerSecret).update(credential).digest('base64url');
-    if (scope) callerKeys.set(scope, { credential, key });
-    return key;
-  }
+  // Callers are told apart as the pacing lanes tell them (the service's caller header), else by
+  // the call's first credential.
+  const rates = PUBLISHED_RATES[service];
+  const callerKey = (call: RestCall): string => callerKeyOf((rates && callerOf(rates, call.headers)) || call.secrets?.[0], call.scope);
 
   function unavailable(call: RestCall, detail: string): GraphQLError {
     return graphError(`${service} is unavailable: ${scrub(detail, call.secrets ?? [])}`, { code: ErrorCode.UpstreamUnavailable, service });

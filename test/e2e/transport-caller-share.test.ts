@@ -9,6 +9,7 @@ import { withCircuitBreaker } from '../../subgraphs/kit/upstreamBreaker.ts';
 import { createBreakerGuards } from '../../lib/circuitBreakerGuards.ts';
 import type { CircuitBreaker } from '../../lib/circuitBreaker.ts';
 import { createCallScope } from '../../subgraphs/kit/callScope.ts';
+import { createConnectionGateMetrics } from '../../lib/metrics.ts';
 import { knownSecrets, testLogger } from '../support/logs.ts';
 import { waitUntil } from '../support/waitFor.ts';
 
@@ -184,6 +185,29 @@ describe('a caller\'s share of its service\'s connections', () => {
     answerAll();
     expect(await Promise.all([...admitted, beta])).toEqual(Array(67).fill({ ok: true }));
     expect(from(ALPHA).map((arrival) => arrival.path)).not.toContain('/items/extra');
+  });
+
+  it('counts the calls that waited, those refused for a full queue and those left unsent too late, and how many wait now, naming no caller', async () => {
+    const registry = new Registry();
+    const { transport } = transportFor({ timeoutMs: 600, maxWaitingPerCaller: 2, observeGate: createConnectionGateMetrics(registry, 'held') });
+    const scraped = async () => {
+      const text = await registry.metrics();
+      const value = (name: string) => Number(new RegExp(`^held_upstream_connection_${name}\\{service="held"\\} (\\S+)$`, 'm').exec(text)?.[1] ?? 0);
+      return { text, waited: value('waited_total'), queueFull: value('queue_full_total'), tooLate: value('too_late_total'), waiting: value('waiting') };
+    };
+    // Two in flight, two waiting, the fifth refused at once.
+    const calls = [1, 2, 3, 4, 5].map((id) => outcome(transport.request(read(ALPHA, id))));
+    await waitUntil(() => arrivals.length === 2, () => 'two calls');
+    expect(await calls[4]).toMatchObject({ ok: false, code: 'RATE_LIMITED' });
+    const during = await scraped();
+    expect(during).toMatchObject({ waited: 2, queueFull: 1, tooLate: 0, waiting: 2 });
+    expect(during.text).not.toContain(ALPHA);
+    // Past half the deadline: the two waiting are refused unsent when the connections come free.
+    await sleep(400);
+    answerAll();
+    expect((await Promise.all(calls.slice(2, 4))).map((refused) => refused.ok || refused.code)).toEqual(['UPSTREAM_UNAVAILABLE', 'UPSTREAM_UNAVAILABLE']);
+    expect(await scraped()).toMatchObject({ waited: 2, queueFull: 1, tooLate: 2, waiting: 0 });
+    expect(arrivals).toHaveLength(2);
   });
 
   it('keeps a download\'s connection counted until its body closes', async () => {

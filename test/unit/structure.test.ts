@@ -85,6 +85,8 @@ describe('service registry', () => {
       subgraphUrl: 'RECOGNITION_SUBGRAPH_URL',
       timeout: 'RECOGNITION_TIMEOUT_MS',
       maxResponseBytes: 'RECOGNITION_MAX_RESPONSE_BYTES',
+      connectionsPerCaller: 'RECOGNITION_CONNECTIONS_PER_CALLER',
+      maxWaitingPerCaller: 'RECOGNITION_MAX_WAITING_PER_CALLER',
     });
   });
 
