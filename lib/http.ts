@@ -58,10 +58,14 @@ export function trimmedAsHeader(value: string): string {
   return start === 0 && end === value.length ? value : value.slice(start, end);
 }
 
-export function sendJson(res: ServerResponse, status: number, body: unknown, headers: Record<string, string> = {}): void {
+/**
+ * Sends `body` as JSON. `mediaType` is for a GraphQL answer whose client asked for
+ * `application/graphql-response+json`; an entry of `headers` still overrides it.
+ */
+export function sendJson(res: ServerResponse, status: number, body: unknown, headers: Record<string, string> = {}, mediaType = 'application/json; charset=utf-8'): void {
   const text = body === undefined ? '' : JSON.stringify(body);
   res.writeHead(status, {
-    ...(body === undefined ? {} : { 'content-type': 'application/json; charset=utf-8' }),
+    ...(body === undefined ? {} : { 'content-type': mediaType }),
     'content-length': Buffer.byteLength(text),
     ...headers,
   });

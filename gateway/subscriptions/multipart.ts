@@ -1,23 +1,32 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { GraphQLError, getOperationAST, type ExecutionResult, type GraphQLFormattedError } from 'graphql';
-import { sendJson } from '../../lib/http.ts';
 import { createOperationPreparer } from './prepare.ts';
-import { readStreamedRequest, writable, type StreamedTransportOptions } from './streamedRequests.ts';
+import { readStreamedRequest, sendRefusal, writable, type StreamedTransportOptions } from './streamedRequests.ts';
 
 /** What the answer to a subscription is sent as (Apollo's multipart subscription protocol, version 1.0). */
 export const MULTIPART_SUBSCRIPTION_TYPE = 'multipart/mixed;boundary="graphql";subscriptionSpec="1.0"';
 
 /**
  * Whether an `Accept` header asks for it: a `multipart/mixed` range with a `subscriptionSpec`
- * parameter, as Apollo Client's HttpLink sends for subscriptions
- * (`multipart/mixed;subscriptionSpec=1.0, application/json`). Read on every request to `/graphql`,
- * before any limit: one pass over the header, whatever it holds (a regular expression doing the
- * same cost 25 ms of CPU for a 16 KB header of repeated `multipart/mixed`).
+ * parameter and a q above 0, as Apollo Client's HttpLink sends for subscriptions
+ * (`multipart/mixed;subscriptionSpec=1.0, application/json`), ranked anywhere: a query asked this
+ * way is handed to plain HTTP once its body is read. Read on every request to `/graphql`, before
+ * any limit: one pass over the header, whatever it holds (a regular expression doing the same cost
+ * 25 ms of CPU for a 16 KB header of repeated `multipart/mixed`).
  */
 export function asksForMultipartSubscription(accept: string): boolean {
   const lower = accept.toLowerCase();
   if (!lower.includes('subscriptionspec')) return false;
-  return lower.split(',').some((range) => range.trimStart().startsWith('multipart/mixed') && range.includes('subscriptionspec'));
+  return lower.split(',').some((range) => range.trimStart().startsWith('multipart/mixed') && range.includes('subscriptionspec') && acceptable(range));
+}
+
+/** Whether a range's weight lets it be sent: q=0 (or a q that is not a number, as negotiator reads it) refuses it. */
+function acceptable(range: string): boolean {
+  for (const parameter of range.split(';').slice(1)) {
+    const [name, value = ''] = parameter.split('=', 2);
+    if (name!.trim() === 'q') return Number.parseFloat(value.trim()) > 0;
+  }
+  return true;
 }
 
 // Each part opens with its headers and closes with the boundary, so the stream always ends on a
@@ -115,7 +124,8 @@ export function createMultipartTransport({ schema, runner, rules = [], maxBodyBy
     if (!read) return;
     const prepared = prepare(read.params);
     // Refused as Apollo Server refuses it over plain HTTP, whatever the operation.
-    if ('errors' in prepared) return sendJson(res, 400, { errors: prepared.errors.map(formatError) });
+    // In application/graphql-response+json when the client prefers it: Apollo Client 4 reads the errors' codes only then.
+    if ('errors' in prepared) return sendRefusal(req, res, 400, prepared.errors.map(formatError));
     if (getOperationAST(prepared.document, prepared.operationName)?.operation !== 'subscription') return otherwise(req, res, read.url, read.body);
     const result = await runner.subscribe({ ...prepared, headers: req.headers, remoteAddress: req.socket.remoteAddress, authenticated: authenticatedOf(req), transport: 'multipart' });
     if (res.destroyed) {

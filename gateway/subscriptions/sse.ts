@@ -1,11 +1,11 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { GraphQLError, type ExecutionResult, type GraphQLFormattedError } from 'graphql';
 import { createHandler, type Request } from 'graphql-sse';
-import { ClientDeparture, sendJson } from '../../lib/http.ts';
+import { ClientDeparture } from '../../lib/http.ts';
 import type { Headers } from './operations.ts';
 import type { Authenticated } from '../auth/authenticate.ts';
 import { createOperationPreparer } from './prepare.ts';
-import { readStreamedRequest, writable, type StreamedTransportOptions } from './streamedRequests.ts';
+import { prefersEventStream, readStreamedRequest, sendRefusal, writable, type StreamedTransportOptions } from './streamedRequests.ts';
 import { PAYLOAD_PLACEHOLDER, PAYLOAD_PLACEHOLDER_JSON } from './sharedPayloads.ts';
 
 /** The options every streaming HTTP transport takes; without `payloads`, graphql-sse serialises each event per subscriber. */
@@ -111,11 +111,11 @@ export function createSseTransport({ schema, runner, rules = [], maxBodyBytes, f
     const method = (req.method ?? 'GET').toUpperCase();
     const requested = new URL(req.url ?? '/', 'http://local');
     if (method !== 'GET' && method !== 'POST') {
-      return sendJson(res, 405, { errors: [{ message: SINGLE_CONNECTION_OFF, extensions: { code: 'BAD_REQUEST' } }] }, { allow: 'GET, POST' });
+      return sendRefusal(req, res, 405, [{ message: SINGLE_CONNECTION_OFF, extensions: { code: 'BAD_REQUEST' } }], { allow: 'GET, POST' });
     }
     if (req.headers['x-graphql-event-stream-token'] !== undefined || requested.searchParams.has('token')) {
       req.resume();
-      return sendJson(res, 400, { errors: [{ message: SINGLE_CONNECTION_OFF, extensions: { code: 'BAD_REQUEST' } }] });
+      return sendRefusal(req, res, 400, [{ message: SINGLE_CONNECTION_OFF, extensions: { code: 'BAD_REQUEST' } }]);
     }
     const read = await readStreamedRequest(req, res, { maxBodyBytes, trustedDocuments, transport: 'GraphQL over SSE' });
     if (!read) return;
@@ -151,11 +151,14 @@ export function createSseTransport({ schema, runner, rules = [], maxBodyBytes, f
 
   return {
     /**
-     * Whether a request on `/graphql` is for this transport rather than plain HTTP: an event stream,
-     * or an attempt at single connection mode (PUT, DELETE, a stream token), refused here in words.
+     * Whether a request on `/graphql` is for this transport rather than plain HTTP: an event stream
+     * the client ranks above JSON, or an attempt at single connection mode (PUT, DELETE, a stream
+     * token), refused here in words. Chosen before the body is read, so on the `Accept` alone: a
+     * subscription from a client that prefers JSON goes to plain HTTP, which refuses it with 406
+     * naming the transports (graphql-sse and urql rank the event stream first for subscriptions).
      */
     accepts(req: IncomingMessage): boolean {
-      return String(req.headers.accept ?? '').includes('text/event-stream') || req.method === 'PUT' || req.method === 'DELETE' || req.headers['x-graphql-event-stream-token'] !== undefined;
+      return prefersEventStream(req.headers.accept) || req.method === 'PUT' || req.method === 'DELETE' || req.headers['x-graphql-event-stream-token'] !== undefined;
     },
     handle,
   };

@@ -10,6 +10,9 @@ const emulator = t.emulator('recognition');
 const subgraphUrl = t.stack.services[0]!.subgraphUrl;
 const member = { 'x-recognition-token': DEMO_TOKENS.member };
 const ACCEPT = 'multipart/mixed;subscriptionSpec="1.0", application/json';
+/** What Apollo Client 4's HttpLink sends for a subscription. */
+const APOLLO_CLIENT_4_ACCEPT = 'multipart/mixed;boundary=graphql;subscriptionSpec=1.0,application/graphql-response+json,application/json;q=0.9';
+const GRAPHQL_RESPONSE = 'application/graphql-response+json; charset=utf-8';
 const open: MultipartCollected[] = [];
 
 afterEach(async () => {
@@ -113,6 +116,51 @@ describe('subscriptions over multipart HTTP (Apollo Router protocol)', () => {
     const simple = await fetch(t.graphqlUrl, { method: 'POST', headers: { 'content-type': 'text/plain', accept: ACCEPT, ...member }, body: '{"query":"subscription { bonusCreated { id } }"}' });
     expect(simple.status).toBe(400);
     expect(await simple.json()).toMatchObject({ errors: [{ extensions: { code: 'BAD_REQUEST' } }] });
+  });
+
+  it('refuses in application/graphql-response+json when the client accepts it, so that Apollo Client 4 reads the errors and their codes', async () => {
+    await emulator.clearRequests();
+    const cases: [unknown, string][] = [
+      [{ query: 'subscription { bonusCreated { nope } }' }, 'GRAPHQL_VALIDATION_FAILED'],
+      [{ query: 'subscription {' }, 'GRAPHQL_PARSE_FAILED'],
+      [{ query: 'subscription ($d: Date) { bonusCreated(filter: { hashtag: $d }) { id } }', variables: { d: 'x' } }, 'GRAPHQL_VALIDATION_FAILED'],
+      [{ query: 'subscription ($tag: String!) { bonusCreated(filter: { hashtag: $tag }) { id } }', variables: { tag: { not: 'a string' } } }, 'BAD_USER_INPUT'],
+      [{ query: 'subscription { bonusCreated { id } }', variables: [1] }, 'BAD_REQUEST'],
+      [{ query: 'subscription A { bonusCreated { id } }', operationName: 'B' }, 'OPERATION_RESOLUTION_FAILURE'],
+      [[{ query: 'subscription { bonusCreated { id } }' }], 'BAD_REQUEST'],
+    ];
+    for (const [body, code] of cases) {
+      for (const [accept, type] of [
+        [APOLLO_CLIENT_4_ACCEPT, GRAPHQL_RESPONSE],
+        ['multipart/mixed;subscriptionSpec=1.0, application/graphql-response+json;q=0.5, application/json', 'application/json; charset=utf-8'],
+        [ACCEPT, 'application/json; charset=utf-8'],
+        ['multipart/mixed;subscriptionSpec=1.0', 'application/json; charset=utf-8'],
+      ]) {
+        const response = await post(body, { accept: accept! });
+        expect([response.status, response.headers.get('content-type')], `${JSON.stringify(body)} ${accept}`).toEqual([400, type]);
+        expect(await response.json()).toMatchObject({ errors: [{ extensions: { code } }] });
+      }
+    }
+    const badJson = await fetch(t.graphqlUrl, { method: 'POST', headers: { 'content-type': 'application/json', accept: APOLLO_CLIENT_4_ACCEPT, ...member }, body: '{"query":' });
+    expect([badJson.status, badJson.headers.get('content-type')]).toEqual([400, GRAPHQL_RESPONSE]);
+    const tooLarge = await post({ query: `subscription { bonusCreated { id } } #${'x'.repeat(1024 * 1024)}` }, { accept: APOLLO_CLIENT_4_ACCEPT });
+    expect([tooLarge.status, tooLarge.headers.get('content-type'), tooLarge.headers.get('connection')]).toEqual([413, GRAPHQL_RESPONSE, 'close']);
+    expect(await tooLarge.json()).toEqual({ errors: [{ message: 'request body exceeds 1048576 bytes', extensions: { code: 'BAD_REQUEST' } }] });
+    const simple = await fetch(t.graphqlUrl, { method: 'POST', headers: { 'content-type': 'text/plain', accept: APOLLO_CLIENT_4_ACCEPT, ...member }, body: '{"query":"subscription { bonusCreated { id } }"}' });
+    expect([simple.status, simple.headers.get('content-type')]).toEqual([400, GRAPHQL_RESPONSE]);
+    const put = await fetch(t.graphqlUrl, { method: 'PUT', headers: { 'content-type': 'application/json', accept: APOLLO_CLIENT_4_ACCEPT, ...member }, body: '{}' });
+    expect([put.status, put.headers.get('content-type')]).toEqual([405, GRAPHQL_RESPONSE]);
+    const unknownId = await post({ extensions: { persistedQuery: { version: 1, sha256Hash: 'a'.repeat(64) } } }, { accept: APOLLO_CLIENT_4_ACCEPT });
+    expect([unknownId.status, unknownId.headers.get('content-type')]).toEqual([404, GRAPHQL_RESPONSE]);
+    expect(await unknownId.json()).toMatchObject({ errors: [{ extensions: { code: 'PERSISTED_QUERY_NOT_FOUND' } }] });
+    expect(await emulator.requests()).toEqual([]);
+  });
+
+  it('is not opened for a client that refuses it (q=0): the subscription is refused as over plain HTTP', async () => {
+    const response = await post({ query: 'subscription { bonusCreated { id } }' }, { accept: 'application/json, multipart/mixed;subscriptionSpec=1.0;q=0' });
+    expect([response.status, response.headers.get('content-type')]).toEqual([406, 'application/json; charset=utf-8']);
+    expect(await response.json()).toMatchObject({ errors: [{ extensions: { code: 'BAD_REQUEST' } }] });
+    await waitForEventSubscriptions(subgraphUrl, 0);
   });
 
   it('answers a query asked this way as over plain HTTP', async () => {
