@@ -30,23 +30,35 @@ type RequestContext = Parameters<Executor>[0];
 type ExecutionResult = Awaited<ReturnType<Executor>>;
 
 /** A response key, the field it reads, its arguments as written, and what it selects below. */
-type Shape = [key: string, field: string, args: string, below: Shape | null][];
+type ShapeEntry = [key: string, field: string, args: string, below: Shape | null];
+type Shape = ShapeEntry[];
+
+/**
+ * Adds an entry to a selection set's shape; false when the gateway itself would have to merge it.
+ * The same leaf selected twice is one key, placed where it first appears: Apollo Client adds
+ * `__typename` to each fragment as well as to the selection set that spreads it.
+ */
+function addEntry(shape: Shape, keys: Map<string, ShapeEntry>, entry: ShapeEntry): boolean {
+  const seen = keys.get(entry[0]);
+  if (seen) return seen[1] === entry[1] && seen[2] === entry[2] && seen[3] === null && entry[3] === null;
+  keys.set(entry[0], entry);
+  shape.push(entry);
+  return true;
+}
 
 /**
  * The response shape a selection set asks for, or undefined when it holds anything whose result
  * the gateway itself must shape: directives, type conditions, abstract types, introspection,
- * a response key selected twice.
+ * a response key selected twice (but for one leaf repeated).
  */
 function shapeOf(selectionSet: SelectionSetNode, type: GraphQLObjectType, fragments: Map<string, FragmentDefinitionNode>): Shape | undefined {
   const shape: Shape = [];
-  const keys = new Set<string>();
+  const keys = new Map<string, ShapeEntry>();
   for (const selection of selectionSet.selections) {
     if (selection.directives?.length) return undefined;
     if (selection.kind === Kind.FIELD) {
       const name = selection.name.value;
-      const key = selection.alias?.value ?? name;
-      if (keys.has(key) || (name.startsWith('__') && name !== '__typename')) return undefined;
-      keys.add(key);
+      if (name.startsWith('__') && name !== '__typename') return undefined;
       let below: Shape | null = null;
       if (selection.selectionSet) {
         const fieldType = getNamedType(type.getFields()[name]?.type);
@@ -55,31 +67,62 @@ function shapeOf(selectionSet: SelectionSetNode, type: GraphQLObjectType, fragme
         if (!inner) return undefined;
         below = inner;
       }
-      shape.push([key, name, (selection.arguments ?? []).map((argument) => print(argument)).join(','), below]);
+      const entry: ShapeEntry = [selection.alias?.value ?? name, name, (selection.arguments ?? []).map((argument) => print(argument)).join(','), below];
+      if (!addEntry(shape, keys, entry)) return undefined;
       continue;
     }
     const fragment = selection.kind === Kind.FRAGMENT_SPREAD ? fragments.get(selection.name.value) : selection;
     if (!fragment || fragment.directives?.length || (fragment.typeCondition && fragment.typeCondition.name.value !== type.name)) return undefined;
     const inner = shapeOf(fragment.selectionSet, type, fragments);
     if (!inner) return undefined;
-    for (const entry of inner) {
-      if (keys.has(entry[0])) return undefined;
-      keys.add(entry[0]);
-      shape.push(entry);
-    }
+    for (const entry of inner) if (!addEntry(shape, keys, entry)) return undefined;
   }
   return shape;
 }
 
-function operationShape(document: DocumentNode, operation: OperationDefinitionNode, schema: GraphQLSchema): string | undefined {
+function operationShape(document: DocumentNode, operation: OperationDefinitionNode, schema: GraphQLSchema): Shape | undefined {
   const root = operation.operation === 'query' ? schema.getQueryType() : operation.operation === 'mutation' ? schema.getMutationType() : undefined;
   if (!root || operation.directives?.length) return undefined;
   const fragments = new Map(document.definitions.filter((definition): definition is FragmentDefinitionNode => definition.kind === Kind.FRAGMENT_DEFINITION).map((definition) => [definition.name.value, definition]));
-  const shape = shapeOf(operation.selectionSet, root, fragments);
-  return shape && JSON.stringify(shape);
+  return shapeOf(operation.selectionSet, root, fragments);
 }
 
-/** A plan whose single fetch asks its subgraph for exactly what the client asked: its answer needs no reshaping. */
+/**
+ * The shape with each selection set's `__typename`s first, where Apollo's query planner puts the
+ * unaliased one whatever the client's order; the other fields keep theirs.
+ */
+function typenamesFirst(shape: Shape): Shape {
+  const typenames: Shape = [];
+  const others: Shape = [];
+  for (const [key, field, args, below] of shape) (field === '__typename' ? typenames : others).push([key, field, args, below && typenamesFirst(below)]);
+  return typenames.concat(others);
+}
+
+/**
+ * Written out, fragments included, a text may outgrow the plan's, which keeps them: past the larger
+ * of the two, the operation goes through Apollo. A fragment with a long argument spread under many
+ * aliases would otherwise be sent, and kept, many times over.
+ */
+const REORDERED_OPERATION_MAX_CHARS = 16 * 1024;
+
+/** A selection set's text in its shape's order; undefined once it has spent `budget.left` characters. */
+function selectionText(shape: Shape, budget: { left: number }): string | undefined {
+  const parts: string[] = [];
+  for (const [key, field, args, below] of shape) {
+    budget.left -= key.length + field.length + args.length + 6;
+    const inner = budget.left < 0 ? undefined : below ? selectionText(below, budget) : '';
+    if (inner === undefined) return undefined;
+    parts.push(`${key === field ? '' : `${key}:`}${field}${args ? `(${args})` : ''}${inner}`);
+  }
+  return `{${parts.join(' ')}}`;
+}
+
+/**
+ * A plan whose single fetch asks its subgraph for exactly what the client asked: its answer needs no
+ * reshaping. Where the fetch differs only by where `__typename` stands (Apollo Client and urql put
+ * it last in every selection set, the planner first), the fetch asks in the client's order, fragments
+ * written out, so that the subgraph's answer has its keys in the order GraphQL gives the client.
+ */
 export function directFetch(planner: Planner, document: DocumentNode, operationName: string | undefined): FetchNode | undefined {
   const operation = getOperationAST(document, operationName);
   if (!operation) return undefined;
@@ -90,8 +133,17 @@ export function directFetch(planner: Planner, document: DocumentNode, operationN
   if (node?.kind !== 'Fetch' || node.requires || node.operationKind !== operation.operation) return undefined;
   const sent = parse(node.operation);
   const sentOperation = getOperationAST(sent, node.operationName);
-  if (!sentOperation || operationShape(sent, sentOperation, planner.graphqlApiSchema) !== wanted) return undefined;
-  return node;
+  const asked = sentOperation && operationShape(sent, sentOperation, planner.graphqlApiSchema);
+  if (!asked) return undefined;
+  if (JSON.stringify(asked) === JSON.stringify(wanted)) return node;
+  if (JSON.stringify(typenamesFirst(asked)) !== JSON.stringify(typenamesFirst(wanted))) return undefined;
+  const variables = sentOperation.variableDefinitions?.length ? `(${sentOperation.variableDefinitions.map((definition) => print(definition)).join(',')})` : '';
+  const header = `${node.operationKind}${node.operationName ? ` ${node.operationName}` : ''}${variables}`;
+  const selection = selectionText(wanted, { left: Math.max(node.operation.length, REORDERED_OPERATION_MAX_CHARS) - header.length });
+  if (selection === undefined) return undefined;
+  // The parsed document the planner may attach describes its own text, no longer sent.
+  const { operationDocumentNode: _planned, ...reordered } = node;
+  return { ...reordered, operation: `${header}${selection}` };
 }
 
 /**

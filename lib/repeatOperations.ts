@@ -25,8 +25,8 @@ export interface RepeatOperations<V> {
   remember(query: string, operationName: string | null | undefined, value: V): void;
   /**
    * A repeat Apollo Server would accept as it is; undefined when Apollo must run the request: an
-   * operation not remembered, a body of another shape (extensions, persisted queries, batches), a
-   * media type it would refuse, or variables it would report.
+   * operation not remembered, a body of another shape (extensions beyond `clientLibrary`, persisted
+   * queries, batches), a media type it would refuse, or variables it would report.
    */
   recall(body: unknown, accept: string | undefined): Repeat<V> | undefined;
   readonly size: number;
@@ -38,10 +38,25 @@ interface PlainRequest {
   variables?: Record<string, unknown> | null;
 }
 
+/**
+ * Extensions Apollo Server reads nothing from, so a request carrying them runs exactly as without.
+ * Apollo Client 4 sends `clientLibrary` (its name and version) on every request. Any other key, a
+ * persisted query's among them, may change how Apollo Server runs the request: it stays on its path.
+ */
+const INERT_EXTENSIONS: ReadonlySet<string> = new Set(['clientLibrary']);
+
+function inertExtensions(extensions: unknown): boolean {
+  // Apollo Server takes null as none; what is not an object it refuses (400), and words the refusal.
+  if (extensions === undefined || extensions === null) return true;
+  if (typeof extensions !== 'object' || Array.isArray(extensions)) return false;
+  for (const key in extensions) if (!INERT_EXTENSIONS.has(key)) return false;
+  return true;
+}
+
 function plainRequest(body: unknown): PlainRequest | undefined {
   if (!body || typeof body !== 'object' || Array.isArray(body)) return undefined;
   const { query, operationName, variables, extensions } = body as Record<string, unknown>;
-  if (typeof query !== 'string' || extensions !== undefined) return undefined;
+  if (typeof query !== 'string' || !inertExtensions(extensions)) return undefined;
   if (operationName !== undefined && operationName !== null && typeof operationName !== 'string') return undefined;
   if (variables !== undefined && variables !== null && (typeof variables !== 'object' || Array.isArray(variables))) return undefined;
   return body as PlainRequest;

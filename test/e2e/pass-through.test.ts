@@ -1,3 +1,4 @@
+import { parse, print } from 'graphql';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { DATA_ONLY_HEADER } from '../../lib/dataOnlyAnswers.ts';
 import { DEMO_TOKENS } from '../../emulators/recognition/data.ts';
@@ -59,6 +60,20 @@ describe.each(FAST_PATH_MODES)('the gateway’s pass-through ($mode)', ({ fastPa
       expect(second).toMatchObject({ status: 200, contentType: 'application/json; charset=utf-8', cacheControl: 'no-store' });
       expect(count).toBe(skipping(1));
       expect(calls()).toBe(2);
+    });
+
+    it('passes Apollo Client’s requests through: `__typename` last, asked in the client’s order, `extensions.clientLibrary` sent', async () => {
+      stand.answer = { status: 200, body: '{"data":{"webhooks":[{"id":"wh_1","url":"https://example.test/hook","__typename":"Webhook"}]}}\n' };
+      // Apollo Client 4.3.8's body, as it sends it.
+      const body = { operationName: 'Hooks', variables: {}, extensions: { clientLibrary: { name: '@apollo/client', version: '4.3.8' } }, query: 'query Hooks {\n  webhooks {\n    id\n    url\n    __typename\n  }\n}' };
+      const { first, second, passedThrough: count } = await twice(body);
+      expect(second).toEqual(first);
+      expect(second.text).toBe('{"data":{"webhooks":[{"id":"wh_1","url":"https://example.test/hook","__typename":"Webhook"}]}}\n');
+      expect(count).toBe(skipping(1));
+      expect(calls()).toBe(2);
+      // The planner moves `__typename` first; the shortcut asks in the client's order, which the answer's keys follow.
+      const asked = stand.received.map(({ body }) => print(parse((body as { query: string }).query)).replace(/\s+/g, ' '));
+      for (const query of asked) expect(query).toContain(fastPaths.singleFetch ? 'webhooks { id url __typename }' : 'webhooks { __typename id url }');
     });
 
     it('answers in the media type the client prefers, as Apollo Server does', async () => {
@@ -158,9 +173,13 @@ describe.each(FAST_PATH_MODES)('the gateway’s pass-through ($mode)', ({ fastPa
       stand.answer = { status: 200, body: '{"data":{"webhooks":[]}}' };
       const query = '{ webhooks { id } }';
       await post({ query });
-      const withExtensions = await twice({ query, extensions: { clientLibrary: 'x' } });
+      // Apollo Server reads nothing from `clientLibrary`, but others may change how it runs the request.
+      const withExtensions = await twice({ query, extensions: { clientLibrary: { name: '@apollo/client' }, somethingElse: true } });
+      const badExtensions = await twice({ query, extensions: 'clientLibrary' });
       const badVariables = await twice({ query, variables: 'not an object' });
-      expect(withExtensions.passedThrough + badVariables.passedThrough).toBe(0);
+      expect(withExtensions.passedThrough + badExtensions.passedThrough + badVariables.passedThrough).toBe(0);
+      expect(badExtensions.second).toEqual(badExtensions.first);
+      expect(badExtensions.second.status).toBe(400);
       expect(badVariables.second.status).toBe(400);
     });
 });
