@@ -39,6 +39,7 @@ import { plainHttpSubscriptionsPlugin, refuseConditionalSubscriptionRoot } from 
 import { createCors } from './cors.ts';
 import { createCompression } from './compression.ts';
 import { attachWebSocketTransport } from './subscriptions/ws.ts';
+import { sendRefusal } from './subscriptions/streamedRequests.ts';
 import { createSharedPayloads } from './subscriptions/sharedPayloads.ts';
 import { DOWNLOADS_PATH } from '../lib/downloads.ts';
 import { createDownloadProxy, gatewayOrigin } from './downloads.ts';
@@ -302,12 +303,12 @@ export async function startGateway(config: GatewayConfig, logger: Logger): Promi
           } catch (error) {
             if (!(error instanceof AuthFailure)) throw error;
             req.resume();
-            return sendJson(res, error.status, { errors: [{ message: error.message, extensions: { code: error.status === 401 ? 'UNAUTHENTICATED' : 'UPSTREAM_UNAVAILABLE' } }] }, { 'www-authenticate': error.wwwAuthenticate });
+            return sendRefusal(req, res, error.status, [{ message: error.message, extensions: { code: error.status === 401 ? 'UNAUTHENTICATED' : 'UPSTREAM_UNAVAILABLE' } }], { 'www-authenticate': error.wwwAuthenticate });
           }
           const decision = await limiter.check(caller.headers, caller.principal, clientAddress(req, config.trustedProxies), req.socket);
           if (!decision.allowed) {
             req.resume();
-            return sendJson(res, 429, { errors: [rateLimitedError(decision)] }, { 'retry-after': String(decision.retryAfterSeconds) });
+            return sendRefusal(req, res, 429, [rateLimitedError(decision)], { 'retry-after': String(decision.retryAfterSeconds) });
           }
           authenticated.set(req, caller);
         }
@@ -315,7 +316,7 @@ export async function startGateway(config: GatewayConfig, logger: Logger): Promi
           const release = connectionCaps.admitStream(req);
           if (!release) {
             req.resume();
-            return sendJson(res, 429, TOO_MANY_STREAMS);
+            return sendRefusal(req, res, 429, TOO_MANY_STREAMS.errors);
           }
           res.once('close', release);
           eventStreams.add(res);

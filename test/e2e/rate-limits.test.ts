@@ -32,6 +32,16 @@ describe('rate limits', () => {
     expect((await query(gateway.graphqlUrl, DEMO_TOKENS.admin)).status).toBe(200);
   });
 
+  it('refuse in application/graphql-response+json to a client that prefers it, as Apollo Client 4 does, so that it keeps the code', async () => {
+    const gateway = await gatewayWith({ RATE_LIMIT_CALLER_PER_SECOND: '1', RATE_LIMIT_CALLER_BURST: '1' });
+    const accept = 'application/graphql-response+json,application/json;q=0.9';
+    const send = () => fetch(gateway.graphqlUrl, { method: 'POST', headers: { 'content-type': 'application/json', accept, 'x-recognition-token': DEMO_TOKENS.member }, body: JSON.stringify({ query: '{ hashtagTrends { hashtag } }' }) });
+    const { refused } = await burstOf(4, send);
+    expect(refused.length).toBeGreaterThan(0);
+    expect(refused[0]!.headers.get('content-type')).toBe('application/graphql-response+json; charset=utf-8');
+    expect(await refused[0]!.json()).toMatchObject({ errors: [{ extensions: { code: 'RATE_LIMITED' } }] });
+  });
+
   it('refuse a client address past its burst whatever credentials it sends', async () => {
     const gateway = await gatewayWith({ RATE_LIMIT_ADDRESS_PER_SECOND: '1', RATE_LIMIT_ADDRESS_BURST: '2' });
     const tokens = Object.values(DEMO_TOKENS);
