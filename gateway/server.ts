@@ -3,6 +3,7 @@ import { readFileSync } from 'node:fs';
 import { ConfigError } from '../lib/config.ts';
 import { ApolloGateway } from '@apollo/gateway';
 import { ApolloServer } from '@apollo/server';
+import { createDocumentStore } from '../lib/documentStore.ts';
 import { ApolloServerPluginLandingPageLocalDefault } from '@apollo/server/plugin/landingPage/default';
 import { ApolloServerPluginLandingPageDisabled } from '@apollo/server/plugin/disabled';
 import { apolloHandler } from '../lib/apolloHttp.ts';
@@ -171,6 +172,9 @@ export async function startGateway(config: GatewayConfig, logger: Logger): Promi
     // Automatic persisted queries are the trusted documents' (every transport, one bounded cache):
     // by the time Apollo Server sees a request, an id has become its text or been refused.
     persistedQueries: false,
+    // Apollo's default counts the documents' JSON, not the source text and tokens they keep: distinct
+    // texts padded with comments held the whole text each, 76,000 of them (docs/TRUSTED_DOCUMENTS.md).
+    documentStore: createDocumentStore({ maxEntries: 10_000, maxBytes: 32 * 1024 * 1024 }),
     hideSchemaDetailsFromClientErrors: !config.schemaSuggestions,
     formatError: format,
     validationRules: rules,

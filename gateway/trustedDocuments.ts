@@ -54,6 +54,14 @@ const ID_CHARACTERS = /^[A-Za-z0-9:_.~-]+$/;
 const MAX_LOGGED_NAME = 100;
 
 const sha256 = (text: string) => createHash('sha256').update(text).digest('hex');
+const BEYOND_LATIN1 = /[^\u0000-\u00ff]/;
+/**
+ * The bytes V8 keeps for a remembered text and its key, so that `APQ_CACHE_MAX_BYTES` bounds the
+ * memory and not a UTF-8 count: V8 stores a string one byte a character while all of them fit in
+ * Latin-1, and two bytes for every character once one does not, twice its UTF-8 for a text that is
+ * ASCII but for one character (64 MiB under a bound of 32).
+ */
+const heldBytes = (key: string, text: string) => key.length + text.length * (BEYOND_LATIN1.test(text) ? 2 : 1);
 const sha1 = (text: string) => createHash('sha1').update(text).digest('hex');
 
 const apolloManifest = z.object({
@@ -219,7 +227,7 @@ export function createTrustedDocuments(settings: TrustedDocumentsSettings, { log
   const apq =
     mode === 'enforce'
       ? undefined
-      : createBoundedCache<string>(settings.apq.maxEntries, { maxBytes: settings.apq.maxBytes, sizeOf: (key, text) => key.length + Buffer.byteLength(text) });
+      : createBoundedCache<string>(settings.apq.maxEntries, { maxBytes: settings.apq.maxBytes, sizeOf: heldBytes });
   // Each unlisted document is logged once (among the last so many), counted every time.
   const logged = createBoundedCache<true>(1000);
 

@@ -6,6 +6,7 @@ import { buildSubgraphSchema } from '@apollo/subgraph';
 import type { GraphQLResolverMap } from '@apollo/subgraph/dist/schema-helper/resolverMap.js';
 import type { GraphQLSchema } from 'graphql';
 import { apolloHandler } from '../../lib/apolloHttp.ts';
+import { createDocumentStore } from '../../lib/documentStore.ts';
 import { DEFAULT_MAX_BODY_BYTES, listen, requestUrl, sendJson, trimmedAsHeader, type Started } from '../../lib/http.ts';
 import { createLogger, apolloLogger, type Logger } from '../../lib/logger.ts';
 import { createInFlightRequests, type DrainSettings } from '../../lib/shutdown.ts';
@@ -104,6 +105,8 @@ export async function startSubgraph<Context extends BaseContext>(definition: Sub
     stopOnTerminationSignals: false,
     includeStacktraceInErrorResponses: false,
     formatError: formatGraphError(logger, { service: definition.name }),
+    // The gateway's operations, bounded by what their parsed documents hold (Apollo's default counts their JSON only).
+    documentStore: createDocumentStore({ maxEntries: 5_000, maxBytes: 16 * 1024 * 1024 }),
     // Inline traces cost a timer per resolver; the gateway reports its own timings. Cache control
     // hooks every field to read @cacheControl hints that no schema of ours has: a list of 100
     // users spent a tenth of the subgraph's CPU in that instrumentation. Without either plugin,

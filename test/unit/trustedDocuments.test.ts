@@ -2,6 +2,7 @@ import { createHash } from 'node:crypto';
 import { mkdtempSync, truncateSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { Registry } from 'prom-client';
 import { describe, expect, it } from 'vitest';
 import { createBoundedCache } from '../../lib/boundedCache.ts';
 import { ConfigError } from '../../lib/config.ts';
@@ -89,6 +90,23 @@ describe('resolving an operation', () => {
     const text = '{ b }';
     expect(trusted.resolve({ query: text, extensions: byHash(hash('sha256', text)) })).toMatchObject({ kind: 'refused', refusal: { status: 403, error: { extensions: { code: 'PERSISTED_QUERY_NOT_IN_LIST' } } } });
     expect(trusted.resolve({ extensions: byHash(hash('sha256', text)) })).toMatchObject({ kind: 'refused', refusal: { status: 200, error: { message: 'PersistedQueryNotFound' } } });
+  });
+
+  it('counts a remembered text in the bytes V8 holds for it: two a character once one is outside Latin-1', async () => {
+    const registry = new Registry();
+    const trusted = createTrustedDocuments(settings('off'), { logger, registry });
+    // 3,000 characters, one of them '€': V8 keeps the whole text two bytes a character (6,000), its UTF-8 is 3,002.
+    const texts = [0, 1, 2].map((index) => `query Wide${index} { b } # €${'x'.repeat(3000 - `query Wide${index} { b } # €`.length)}`);
+    for (const text of texts) expect(trusted.resolve({ query: text, extensions: byHash(hash('sha256', text)) })).toMatchObject({ kind: 'resolved' });
+    const gauge = async (name: string) => (await registry.getSingleMetric(name)?.get())?.values[0]?.value;
+    // 10,000 bytes hold one such text and its key, not three.
+    expect([await gauge('gateway_persisted_queries_cached'), await gauge('gateway_persisted_queries_cached_bytes')]).toEqual([1, 64 + 2 * 3000]);
+    expect(trusted.resolve({ extensions: byHash(hash('sha256', texts[0]!)) })).toMatchObject({ kind: 'refused', refusal: { error: { message: 'PersistedQueryNotFound' } } });
+    expect(trusted.resolve({ extensions: byHash(hash('sha256', texts[2]!)) })).toMatchObject({ kind: 'resolved', query: texts[2] });
+    // A Latin-1 text is one byte a character in V8, though its UTF-8 is more.
+    const latin = `query Latin { b } # ${'é'.repeat(100)}`;
+    trusted.resolve({ query: latin, extensions: byHash(hash('sha256', latin)) });
+    expect(await gauge('gateway_persisted_queries_cached_bytes')).toBe(64 + 2 * 3000 + 64 + latin.length);
   });
 
   it('treats a null persistedQuery as none, as Apollo Server does', () => {
