@@ -1,5 +1,5 @@
 import type { DocumentStore } from '@apollo/server';
-import type { DocumentNode } from 'graphql';
+import type { DocumentNode, OperationDefinitionNode } from 'graphql';
 import { createBoundedCache } from './boundedCache.ts';
 
 /**
@@ -14,11 +14,14 @@ const BEYOND_LATIN1 = /[^\u0000-\u00ff]/;
  * included, and every token; Apollo Server's default store counts `JSON.stringify(document)`, which
  * has neither (a text of 1 MiB that is all comment counts 413 bytes, so 30 MiB of them is 76,000).
  */
-export function documentBytes(document: DocumentNode): number {
+export function documentBytes(document: DocumentNode | OperationDefinitionNode): number {
   const { loc } = document;
   if (!loc) return Buffer.byteLength(JSON.stringify(document));
   let tokens = 0;
-  for (let token: typeof loc.startToken | null = loc.startToken; token; token = token.next) tokens += 1;
+  // The whole source's tokens: a node's `loc` keeps the source and the token list it was parsed from.
+  let first = loc.startToken;
+  while (first.prev) first = first.prev;
+  for (let token: typeof first | null = first; token; token = token.next) tokens += 1;
   const { body } = loc.source;
   // V8 keeps a string two bytes a character once one character is beyond Latin-1.
   return body.length * (BEYOND_LATIN1.test(body) ? 2 : 1) + tokens * BYTES_PER_TOKEN;

@@ -1,6 +1,7 @@
-import { parse } from 'graphql';
+import { buildSchema, parse, type OperationDefinitionNode } from 'graphql';
 import { describe, expect, it } from 'vitest';
 import { createDocumentStore, documentBytes } from '../../lib/documentStore.ts';
+import { createRepeatOperations } from '../../lib/repeatOperations.ts';
 
 describe("Apollo Server's document store", () => {
   it('counts the source text a document keeps, comments included, and its tokens', () => {
@@ -25,5 +26,24 @@ describe("Apollo Server's document store", () => {
     const small = createDocumentStore({ maxEntries: 3, maxBytes: 1024 * 1024 });
     for (let index = 0; index < 5; index += 1) await small.set(`key${index}`, parse(`{ a${index}: __typename }`));
     expect(small.size).toBe(3);
+  });
+});
+
+describe('remembered operations (the pass-through, compiled repeats)', () => {
+  it('are bounded by what their parses hold, not only by their count', () => {
+    const schema = buildSchema('type Query { a: Int }');
+    const repeats = createRepeatOperations(schema, 1000, 4 * 1024 * 1024);
+    // Each within the 16 KiB text limit, and about 1.2 MB of parse: 20 fit in 4 MiB, not 1,000.
+    const wide = (index: number) => `query W${index} { ${Array.from({ length: 1500 }, (_, field) => `f${field}: a`).join(' ')} }`;
+    for (let index = 0; index < 100; index += 1) {
+      const text = wide(index);
+      const document = parse(text);
+      expect(text.length).toBeLessThan(16 * 1024);
+      repeats.remember(text, undefined, { operation: document.definitions[0] as OperationDefinitionNode });
+    }
+    expect(repeats.size).toBeGreaterThan(0);
+    expect(repeats.size).toBeLessThanOrEqual(Math.floor((4 * 1024 * 1024) / documentBytes(parse(wide(0)))));
+    expect(repeats.recall({ query: wide(99) }, undefined)).toBeDefined();
+    expect(repeats.recall({ query: wide(0) }, undefined)).toBeUndefined();
   });
 });
