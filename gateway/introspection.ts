@@ -1,16 +1,17 @@
-import { execute, GraphQLError, Kind, type FragmentDefinitionNode, type GraphQLSchema, type SelectionSetNode } from 'graphql';
+import { execute, GraphQLError, Kind, type DocumentNode, type FragmentDefinitionNode, type GraphQLSchema, type SelectionSetNode } from 'graphql';
 import { wrapExecutor, type GatewayInterface } from './wrapExecutor.ts';
 
 /** Whether every root field, through fragments, is `__schema`, `__type` or `__typename`: nothing a subgraph holds. */
-function onlyMetaFields(selectionSet: SelectionSetNode, fragments: ReadonlyMap<string, FragmentDefinitionNode>, entered = new Set<string>()): boolean {
+function onlyMetaFields(selectionSet: SelectionSetNode, document: DocumentNode, entered = new Set<string>()): boolean {
   return selectionSet.selections.every((selection) => {
     if (selection.kind === Kind.FIELD) return selection.name.value.startsWith('__');
-    if (selection.kind === Kind.INLINE_FRAGMENT) return onlyMetaFields(selection.selectionSet, fragments, entered);
+    if (selection.kind === Kind.INLINE_FRAGMENT) return onlyMetaFields(selection.selectionSet, document, entered);
     const name = selection.name.value;
     if (entered.has(name)) return true;
     entered.add(name);
-    const fragment = fragments.get(name);
-    return fragment !== undefined && onlyMetaFields(fragment.selectionSet, fragments, entered);
+    // Looked up only when a root spread is met: most operations answer at their first field.
+    const fragment = document.definitions.find((definition): definition is FragmentDefinitionNode => definition.kind === Kind.FRAGMENT_DEFINITION && definition.name.value === name);
+    return fragment !== undefined && onlyMetaFields(fragment.selectionSet, document, entered);
   });
 }
 
@@ -25,12 +26,8 @@ function onlyMetaFields(selectionSet: SelectionSetNode, fragments: ReadonlyMap<s
 export function withIntrospection(gateway: GatewayInterface, schema: GraphQLSchema): GatewayInterface {
   return wrapExecutor(gateway, (inner) => async (requestContext) => {
     const { document, operation } = requestContext;
-    if (operation) {
-      const fragments = new Map<string, FragmentDefinitionNode>();
-      for (const definition of document.definitions) if (definition.kind === Kind.FRAGMENT_DEFINITION) fragments.set(definition.name.value, definition);
-      if (operation.operation === 'query' && onlyMetaFields(operation.selectionSet, fragments)) {
-        return execute({ schema, document, operationName: requestContext.operationName, variableValues: requestContext.request.variables }) as Awaited<ReturnType<typeof inner>>;
-      }
+    if (operation?.operation === 'query' && onlyMetaFields(operation.selectionSet, document)) {
+      return execute({ schema, document, operationName: requestContext.operationName, variableValues: requestContext.request.variables }) as Awaited<ReturnType<typeof inner>>;
     }
     try {
       return await inner(requestContext);
