@@ -6,7 +6,7 @@ import { startEmulator } from '../emulators/kit/emulator.ts';
 import { readEmulatorRateLimits } from '../emulators/kit/throttle.ts';
 import { createRecognitionEmulator, readRecognitionEmulatorOptions } from '../emulators/recognition/emulator.ts';
 import { DEMO_TOKENS } from '../emulators/recognition/data.ts';
-import { startSubgraph } from '../subgraphs/kit/server.ts';
+import { startSubgraph, type StartedSubgraph } from '../subgraphs/kit/server.ts';
 import { readRecognitionConfig } from '../subgraphs/recognition/config.ts';
 import { createRecognitionSubgraph } from '../subgraphs/recognition/server.ts';
 import { createMarketplaceEmulator } from '../emulators/marketplace/emulator.ts';
@@ -52,7 +52,7 @@ export interface ServiceModule extends ServiceEntry {
   /** Settings the subgraph gets when its upstream is the emulator (e.g. to register its webhook there). */
   emulatedEnv?: Record<string, string> | ((emulatorUrl: string) => Record<string, string>);
   startEmulator(port: number, host: string, env: Env): Promise<Started>;
-  startSubgraph(options: SubgraphStartOptions): Promise<Started>;
+  startSubgraph(options: SubgraphStartOptions): Promise<StartedSubgraph>;
 }
 
 /** The settings a service's subgraph gets over its emulator at `emulatorUrl`. */

@@ -1,6 +1,8 @@
-import { readHost, readPort, readUrl, type Env } from '../lib/config.ts';
+import { ConfigError, readHost, readPort, readUrl, type Env } from '../lib/config.ts';
 import type { Started } from '../lib/http.ts';
 import type { Logger } from '../lib/logger.ts';
+import type { DrainSettings } from '../lib/shutdown.ts';
+import type { StartedSubgraph } from '../subgraphs/kit/server.ts';
 import { readGatewayConfig } from '../gateway/config.ts';
 import { startGateway, type StartedGateway } from '../gateway/server.ts';
 import { SERVICES, emulatedEnvOf, type ServiceModule } from './services.ts';
@@ -14,6 +16,13 @@ export interface StackOptions {
   host?: string;
   /** The clock subgraphs' time-limited links expire by (tests move it). @default Date.now */
   now?: () => number;
+  /**
+   * An emulator for each upstream whose `<SERVICE>_API_URL` is unset, the demo authorization server
+   * under `GATEWAY_AUTH=oauth2`, the demo credentials preset in Sandbox (`npm start`, the tests).
+   * Off (the one-process deployment): every `<SERVICE>_API_URL` must be set, and none of these starts.
+   * @default true
+   */
+  demo?: boolean;
 }
 
 export interface StartedService {
@@ -31,14 +40,27 @@ export interface StartedStack {
   /** The demo's authorization server, when `GATEWAY_AUTH=oauth2` named none. */
   authorizationServerUrl?: string;
   close(): Promise<void>;
+  /**
+   * A graceful stop (SIGTERM): the gateway drains with its own settings (`GATEWAY_DRAIN_DELAY_MS`,
+   * `GATEWAY_SHUTDOWN_GRACE_MS`), then every subgraph at once with `subgraphs`; not before, since
+   * the requests the gateway still finishes may need any of them. Then the rest closes.
+   */
+  drain(subgraphs: DrainSettings): Promise<void>;
 }
 
 /**
  * The whole graph in one process: for each service, its emulator (unless `<SERVICE>_API_URL` points
  * at a real upstream) and its subgraph; then the gateway over them.
  */
-export async function startStack({ env, logger, ephemeralPorts = false, host = readHost(env), now }: StackOptions): Promise<StartedStack> {
+export async function startStack({ env, logger, ephemeralPorts = false, host = readHost(env), now, demo = true }: StackOptions): Promise<StartedStack> {
+  if (!demo) {
+    const missing = SERVICES.map((service) => service.env.apiUrl).filter((name) => !readUrl(env, name));
+    if (missing.length > 0) {
+      throw new ConfigError(`${missing.join(', ')} must be set: this runs the graph over the real services only (\`npm start\` runs it over emulators, with demo credentials).`);
+    }
+  }
   const closers: Started[] = [];
+  const subgraphs: StartedSubgraph[] = [];
   const services: StartedService[] = [];
   const port = (name: string, fallback: number) => (ephemeralPorts ? 0 : readPort(env, name, fallback));
   try {
@@ -46,13 +68,13 @@ export async function startStack({ env, logger, ephemeralPorts = false, host = r
       services.push(await startService(service));
     }
     const demoHeaders = Object.assign({}, ...SERVICES.map((service) => service.demoHeaders)) as Record<string, string>;
-    const authorization = await startDemoAuthorization(env, { ephemeralPorts, host, demoHeaders });
+    const authorization = demo ? await startDemoAuthorization(env, { ephemeralPorts, host, demoHeaders }) : undefined;
     if (authorization) closers.push(authorization.started);
     const gatewayConfig = readGatewayConfig(authorization?.env ?? env, {
         host,
         port: port('GATEWAY_PORT', 4000),
         subgraphUrls: Object.fromEntries(services.map((service) => [service.name, service.subgraphUrl])),
-      ...(env.SANDBOX_HEADERS ? {} : { sandboxHeaders: authorization ? {} : demoHeaders }),
+      ...(env.SANDBOX_HEADERS || !demo ? {} : { sandboxHeaders: authorization ? {} : demoHeaders }),
     });
     if (authorization) gatewayConfig.auth.principalCredentials = authorization.principalCredentials;
     const gateway = await startGateway(gatewayConfig, logger.child({ server: 'gateway' }));
@@ -64,6 +86,13 @@ export async function startStack({ env, logger, ephemeralPorts = false, host = r
       ...(authorization ? { authorizationServerUrl: authorization.started.url } : {}),
       async close() {
         for (const closer of closers.reverse()) await closer.close();
+      },
+      async drain(subgraphDrain) {
+        await gateway.drain(gatewayConfig.shutdown);
+        await Promise.all(subgraphs.map((subgraph) => subgraph.drain(subgraphDrain)));
+        // Emulators and the demo's authorization server, when this stack started them.
+        const drained = new Set<Started>([gateway, ...subgraphs]);
+        for (const closer of [...closers].reverse()) if (!drained.has(closer)) await closer.close();
       },
     };
   } catch (error) {
@@ -90,6 +119,7 @@ export async function startStack({ env, logger, ephemeralPorts = false, host = r
       ...(now ? { now } : {}),
     });
     closers.push(subgraph);
+    subgraphs.push(subgraph);
     return { name: service.name, apiUrl, subgraphUrl: `${subgraph.url}/graphql`, ...(emulatorUrl ? { emulatorUrl } : {}) };
   }
 }

@@ -6,7 +6,7 @@ import { DEMO_TOKENS } from '../../emulators/recognition/data.ts';
 import { SERVICES } from '../../lib/services.ts';
 import { startTestStack } from '../support/stack.ts';
 import { subscribeMultipart, subscribeSse } from '../support/subscribers.ts';
-import { waitUntil } from '../support/waitFor.ts';
+import { refusesConnections, waitUntil } from '../support/waitFor.ts';
 
 const { stack, emulator } = await startTestStack();
 const root = new URL('../../', import.meta.url).pathname;
@@ -58,21 +58,6 @@ async function finishesThenExits(inFlight: Promise<Response>, origin: string, ex
   await refusesConnections(origin);
   expect(await exited).toEqual([0, null]);
 }
-
-/** Resolves once nothing listens at `origin` any more. */
-const refusesConnections = (origin: string) =>
-  waitUntil(
-    async () => {
-      try {
-        await fetch(`${origin}/health`);
-        return false;
-      } catch {
-        return true;
-      }
-    },
-    () => 'new connections to be refused',
-    20_000,
-  );
 
 describe('SIGTERM', () => {
   it('turns /ready to 503, tells subscribers to reconnect (graphql-ws, SSE, multipart), finishes what is in flight, refuses new connections, and exits 0', async () => {

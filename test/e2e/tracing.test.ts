@@ -1,9 +1,9 @@
-import { spawn } from 'node:child_process';
 import { once } from 'node:events';
 import { randomBytes } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { DEMO_TOKENS } from '../../emulators/recognition/data.ts';
-import { capturedLogs, knownSecrets } from '../support/logs.ts';
+import { knownSecrets } from '../support/logs.ts';
+import { spawnMain } from '../support/mainProcess.ts';
 import { emulatorControl, type GraphQLResult } from '../support/stack.ts';
 import { waitForEventSubscriptions, waitUntil } from '../support/waitFor.ts';
 import { subscribeMultipart, subscribeSse, subscribeWs } from '../support/subscribers.ts';
@@ -17,7 +17,6 @@ import { attributeOf, startOtlpReceiver, type OtlpReceiver, type ReceivedSpan } 
  * SIGTERM (the export delay is an hour), so what arrives also proves the flush on shutdown.
  */
 
-const root = new URL('../../', import.meta.url).pathname;
 const SPAN_KIND = { INTERNAL: 1, SERVER: 2, CLIENT: 3, CONSUMER: 5 } as const;
 
 interface Main {
@@ -33,19 +32,11 @@ afterAll(async () => {
 /** A process's own main, started as in production, resolved once it prints the URL it listens on. */
 async function startMain(entry: string, env: Record<string, string>, listening: RegExp): Promise<Main> {
   const inherited = Object.fromEntries(Object.entries(process.env).filter(([name]) => !name.startsWith('OTEL_')));
-  const child = spawn(process.execPath, ['--import', 'tsx', entry], { cwd: root, env: { ...inherited, LOG_LEVEL: 'warn', ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
-  let output = '';
-  // What the processes print is searched for the credentials too, as every server's log is.
-  const capture = (chunk: Buffer) => {
-    output += chunk.toString();
-    capturedLogs.push(chunk.toString());
-  };
-  child.stdout.on('data', capture);
-  child.stderr.on('data', capture);
+  const { child, output } = spawnMain(['--import', 'tsx', entry], { ...inherited, LOG_LEVEL: 'warn', ...env });
   const exited = once(child, 'exit') as Promise<[number | null, NodeJS.Signals | null]>;
-  await waitUntil(() => listening.test(output) || child.exitCode !== null, () => `${entry} to start (${output})`, 60_000);
-  const url = listening.exec(output)?.[1];
-  if (!url) throw new Error(`${entry} did not start: ${output}`);
+  await waitUntil(() => listening.test(output()) || child.exitCode !== null, () => `${entry} to start (${output()})`, 60_000);
+  const url = listening.exec(output())?.[1];
+  if (!url) throw new Error(`${entry} did not start: ${output()}`);
   let stopped: Promise<[number | null, NodeJS.Signals | null]> | undefined;
   const main: Main = {
     url,

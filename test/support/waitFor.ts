@@ -8,6 +8,22 @@ export async function waitUntil(check: () => boolean | Promise<boolean>, describ
   }
 }
 
+/** Resolves once nothing listens at `origin` any more. */
+export function refusesConnections(origin: string, timeoutMs = 20_000): Promise<void> {
+  return waitUntil(
+    async () => {
+      try {
+        await fetch(`${origin}/health`);
+        return false;
+      } catch {
+        return true;
+      }
+    },
+    () => `${origin} to refuse new connections`,
+    timeoutMs,
+  );
+}
+
 /** Waits until a subgraph has `count` subscriptions following its event log. */
 export async function waitForEventSubscriptions(subgraphUrl: string, count: number, metric = 'recognition_event_subscriptions'): Promise<void> {
   let seen = -1;
