@@ -128,6 +128,23 @@ export function judgeTargets(economy: readonly EconomyResult[], scenarios: reado
       detail: `${fixed(ratio, 2)}x (${fixed(row.throughputRatio, 2)}x sharing identical reads)`,
     });
   }
+  // The one-process deployment, judged on the same targets where it was timed beside the hops.
+  for (const row of twoHops.filter((candidate) => candidate.oneProcess)) {
+    if (row.concurrency === 1) {
+      const limit = row.emulatorLatencyMs === 0 ? 2 : 3;
+      targets.push({
+        target: `${row.operation}: in one process, p50 at most ${limit} ms above the floor at concurrency 1, emulator ${row.emulatorLatencyMs} ms`,
+        met: row.oneProcessOverheadMs! <= limit,
+        detail: `+${fixed(row.oneProcessOverheadMs!, 2)} ms (the two processes +${fixed(row.gatewayOverheadMs, 2)} in the same rounds)`,
+      });
+    } else if (row.emulatorLatencyMs === 0) {
+      targets.push({
+        target: `${row.operation}: in one process, throughput at least 0.8x the two hand-written hops' at concurrency 32, emulator 0 ms (sharing no read)`,
+        met: row.oneProcessThroughputRatio! >= 0.8,
+        detail: `${fixed(row.oneProcessThroughputRatio!, 2)}x`,
+      });
+    }
+  }
   const thousand = subscriptions.find((row) => row.subscribers === 1000);
   if (thousand) {
     const bare = bareOf(1000);
@@ -164,7 +181,7 @@ function formatTwoHops(rows: readonly TwoHopsResult[]): string[] {
   const atOne = rows.filter((row) => row.concurrency === 1);
   const atMany = rows.filter((row) => row.concurrency > 1);
   return [
-    'What two hops cost on this machine: three sides in rotating rounds per operation, emulator latency and concurrency',
+    'What two hops cost on this machine: the sides in rotating rounds per operation, emulator latency and concurrency; one process = the gateway and every subgraph in one node process (stack/main.ts)',
     table(
       ['operation', 'emulator', 'conc', 'side', 'ops/s', 'p50 ms', 'p99 ms', 'p50 +ms over the floor', 'ops/s vs the hops'],
       rows.flatMap((row) => {
@@ -175,10 +192,14 @@ function formatTwoHops(rows: readonly TwoHopsResult[]): string[] {
           [...where, 'gateway + subgraph', ...cellsOf(row.gateway), fixed(row.gatewayOverheadMs, 2), fixed(row.throughputRatio, 2)],
           ...(row.gatewayUnshared ? [[...where, 'the same, sharing no read', ...cellsOf(row.gatewayUnshared), fixed(row.gatewayUnshared.p50Ms - row.floor.p50Ms, 2), fixed(row.unsharedThroughputRatio!, 2)]] : []),
           ...(row.gatewayUnbatched ? [[...where, 'the same, batching none either', ...cellsOf(row.gatewayUnbatched), fixed(row.gatewayUnbatched.p50Ms - row.floor.p50Ms, 2), fixed(row.unbatchedThroughputRatio!, 2)]] : []),
+          ...(row.oneProcess ? [[...where, 'one process, sharing no read', ...cellsOf(row.oneProcess), fixed(row.oneProcessOverheadMs!, 2), fixed(row.oneProcessThroughputRatio!, 2)]] : []),
         ];
       }),
     ),
     ...(atOne.length ? [`The graph's own share at concurrency 1 (its p50 minus the hand-written hops'): ${atOne.map((row) => `${row.operation} ${fixed(row.graphOverTwoHopsMs, 2)} ms with the ${row.emulatorLatencyMs} ms emulator`).join(', ')}`] : []),
+    ...(atOne.some((row) => row.oneProcess)
+      ? [`In one process at concurrency 1 (its p50 minus the hand-written hops'): ${atOne.filter((row) => row.oneProcess).map((row) => `${row.operation} ${fixed(row.oneProcess!.p50Ms - row.twoHops.p50Ms, 2)} ms with the ${row.emulatorLatencyMs} ms emulator`).join(', ')}`]
+      : []),
     ...(atMany.length
       ? [
           `The graph's throughput over the hops' at concurrency 32, sharing no read (sharing identical reads; batching no read either): ${atMany.map((row) => `${row.operation} ${fixed(row.unsharedThroughputRatio ?? Number.NaN, 2)}x (${fixed(row.throughputRatio, 2)}x; ${fixed(row.unbatchedThroughputRatio ?? Number.NaN, 2)}x)`).join(', ')}`,
@@ -187,7 +208,7 @@ function formatTwoHops(rows: readonly TwoHopsResult[]): string[] {
     ...(atMany.length
       ? [
           '',
-          'Where the CPU goes at concurrency 32: µs per operation, user and system, from /proc over the timed rounds. First hop: the proxy or the gateway; second: the mapper or the subgraphs',
+          'Where the CPU goes at concurrency 32: µs per operation, user and system, from /proc over the timed rounds. First hop: the proxy or the gateway (in one process, with its subgraphs); second: the mapper or the subgraphs',
           table(
             ['operation', 'side', 'first hop', 'second hop', 'emulators', 'load client', 'all'],
             atMany.flatMap((row) => [
@@ -195,6 +216,7 @@ function formatTwoHops(rows: readonly TwoHopsResult[]): string[] {
               [row.operation, 'gateway + subgraph', ...cpuCells(row.cpuUsPerOp.gateway)],
               ...(row.cpuUsPerOp.gatewayUnshared ? [[row.operation, 'the same, sharing no read', ...cpuCells(row.cpuUsPerOp.gatewayUnshared)]] : []),
               ...(row.cpuUsPerOp.gatewayUnbatched ? [[row.operation, 'the same, batching none either', ...cpuCells(row.cpuUsPerOp.gatewayUnbatched)]] : []),
+              ...(row.cpuUsPerOp.oneProcess ? [[row.operation, 'one process, sharing no read', ...cpuCells(row.cpuUsPerOp.oneProcess)]] : []),
             ]),
           ),
         ]
@@ -296,7 +318,7 @@ export function formatReport(report: BenchReport): string {
       ]),
     ),
   ];
-  const twoHopsSides = report.twoHops.flatMap((row) => [row.floor, row.twoHops, row.gateway, ...(row.gatewayUnshared ? [row.gatewayUnshared] : []), ...(row.gatewayUnbatched ? [row.gatewayUnbatched] : [])]);
+  const twoHopsSides = report.twoHops.flatMap((row) => [row.floor, row.twoHops, row.gateway, ...[row.gatewayUnshared, row.gatewayUnbatched, row.oneProcess].filter((side): side is Summary => side !== undefined)]);
   const errors = [...report.scenarios.flatMap((row) => [row.floor, row.gateway]), ...twoHopsSides, ...report.identicalReads.map((row) => row.gateway), ...report.enforcement.flatMap((row) => [row.open, row.enforcing])].reduce((sum, side) => sum + side.errors, 0);
   if (errors) sections.push('', `${errors} operations FAILED during the load: the figures above are not trustworthy.`);
   const lost = report.subscriptions.reduce((sum, row) => sum + row.lost, 0);

@@ -74,6 +74,7 @@ const setLatency = (ms: number) => Promise.all(stack.emulators.map((emulator) =>
 let hops: TwoHopsStack | undefined;
 let unshared: Child | undefined;
 let unbatched: Child | undefined;
+let oneProcess: Child | undefined;
 let enforcement: EnforcementStack | undefined;
 
 try {
@@ -102,13 +103,24 @@ try {
     TWO_HOPS_RUNS.filter((run) => run.emulatorLatencyMs === latency).flatMap((run) => operations.filter((operation) => run.operations.includes(operation.name)).map((operation) => ({ operation, concurrency: run.concurrency })));
   const marketplace = stack.emulators.find((emulator) => emulator.service === 'marketplace')!;
   // Started once, each operation warmed at its first use, timed at every latency and concurrency that lists it.
-  hops = EMULATOR_LATENCIES_MS.some((latency) => runsAt(latency).length > 0) ? await launchTwoHops(recognition.origin, marketplace.origin) : undefined;
+  const hopsNeeded = EMULATOR_LATENCIES_MS.some((latency) => runsAt(latency).length > 0);
   // At concurrency 32 the graph shares identical reads in flight and the hops do not: a gateway
-  // that shares none is timed beside them too, for the graph's own cost.
+  // that shares none is timed beside them too, for the graph's own cost, and one that sends every
+  // read alone as well: what batching one credential's reads is worth. The one-process deployment
+  // is timed beside the hops at every concurrency, sharing no read as they do. All started side by
+  // side (each spends seconds loading its modules), and every one stopped if any fails to start.
   const manyAtOnce = EMULATOR_LATENCIES_MS.flatMap(runsAt).filter((run) => run.concurrency > 1);
-  unshared = hops && manyAtOnce.length ? await stack.launchGateway('gateway-unshared', { GATEWAY_DEDUPE_READS: 'off' }) : undefined;
-  // And one that sends every read alone as well: what batching one credential's reads is worth.
-  unbatched = unshared ? await stack.launchGateway('gateway-unbatched', { GATEWAY_DEDUPE_READS: 'off', GATEWAY_BATCH_READS: 'off' }) : undefined;
+  const launched = await Promise.allSettled([
+    hopsNeeded ? launchTwoHops(recognition.origin, marketplace.origin) : undefined,
+    hopsNeeded && manyAtOnce.length ? stack.launchGateway('gateway-unshared', { GATEWAY_DEDUPE_READS: 'off' }) : undefined,
+    hopsNeeded && manyAtOnce.length ? stack.launchGateway('gateway-unbatched', { GATEWAY_DEDUPE_READS: 'off', GATEWAY_BATCH_READS: 'off' }) : undefined,
+    hopsNeeded ? stack.launchOneProcess('one-process', { GATEWAY_DEDUPE_READS: 'off' }) : undefined,
+  ] as const);
+  const started = <T>(result: PromiseSettledResult<T>) => (result.status === 'fulfilled' ? result.value : undefined);
+  // Kept before any failure is thrown, so that `finally` stops what did start.
+  [hops, unshared, unbatched, oneProcess] = [started(launched[0]), started(launched[1]), started(launched[2]), started(launched[3])];
+  const failedLaunch = launched.find((result) => result.status === 'rejected');
+  if (failedLaunch) throw failedLaunch.reason;
   for (const side of [unshared, unbatched]) {
     if (!side) continue;
     const client = createGraphClient(side.url, stack.demoHeaders, IDENTICAL_CONCURRENCY);
@@ -119,7 +131,7 @@ try {
     await client.close();
   }
   const pidsNamed = (suffix: string) => stack.children.filter((child) => child.name.endsWith(suffix)).map((child) => child.pid);
-  const graphProcesses = { gateway: stack.children.find((child) => child.name === 'gateway')!.pid, subgraphs: pidsNamed('-subgraph'), emulators: pidsNamed('-emulator') };
+  const graphProcesses = { gateway: stack.children.find((child) => child.name === 'gateway')!.pid, subgraphs: pidsNamed('-subgraph'), emulators: pidsNamed('-emulator'), oneProcess: oneProcess?.pid };
   const warmed = new Set<string>();
   for (const latency of EMULATOR_LATENCIES_MS) {
     await setLatency(latency);
@@ -150,21 +162,22 @@ try {
         stack.demoHeaders,
         { ...twoHopsSettings, concurrency, loadWarmupMs: warmed.has(reference.name) ? 0 : twoHopsSettings.loadWarmupMs, emulatorLatencyMs: latency },
         { ...graphProcesses, gatewayUnshared: unsharedHere?.pid, gatewayUnbatched: unbatchedHere?.pid },
-        unsharedHere?.url,
-        unbatchedHere?.url,
+        { unsharedUrl: unsharedHere?.url, unbatchedUrl: unbatchedHere?.url, oneProcessUrl: oneProcess?.url },
       );
       warmed.add(reference.name);
       twoHops.push(result);
       progress(
-        `two hand-written hops on ${reference.name}, emulator ${latency} ms, concurrency ${concurrency}: p50 +${result.twoHopsOverheadMs.toFixed(2)} ms over the floor, the graph +${result.gatewayOverheadMs.toFixed(2)} ms, the graph's throughput ${result.throughputRatio.toFixed(2)}x the hops'${result.unsharedThroughputRatio === undefined ? '' : ` (${result.unsharedThroughputRatio.toFixed(2)}x sharing no read`}${result.unbatchedThroughputRatio === undefined ? '' : `, ${result.unbatchedThroughputRatio.toFixed(2)}x batching none either`}${result.unsharedThroughputRatio === undefined ? '' : ')'}`,
+        `two hand-written hops on ${reference.name}, emulator ${latency} ms, concurrency ${concurrency}: p50 +${result.twoHopsOverheadMs.toFixed(2)} ms over the floor, the graph +${result.gatewayOverheadMs.toFixed(2)} ms${result.oneProcessOverheadMs === undefined ? '' : ` (in one process +${result.oneProcessOverheadMs.toFixed(2)} ms, ${result.oneProcessThroughputRatio!.toFixed(2)}x the hops' throughput)`}, the graph's throughput ${result.throughputRatio.toFixed(2)}x the hops'${result.unsharedThroughputRatio === undefined ? '' : ` (${result.unsharedThroughputRatio.toFixed(2)}x sharing no read`}${result.unbatchedThroughputRatio === undefined ? '' : `, ${result.unbatchedThroughputRatio.toFixed(2)}x batching none either`}${result.unsharedThroughputRatio === undefined ? '' : ')'}`,
       );
     }
   }
   // The reference has no part in the subscriptions; the `finally` below only stops it after a failure.
-  await Promise.all([hops?.stop(), unshared?.stop(), unbatched?.stop()]);
+  const oneProcessPeakRss = oneProcess?.peakRssBytes();
+  await Promise.all([hops?.stop(), unshared?.stop(), unbatched?.stop(), oneProcess?.stop()]);
   hops = undefined;
   unshared = undefined;
   unbatched = undefined;
+  oneProcess = undefined;
   await setLatency(0);
 
   // What production's settings cost: trusted documents, rate limits and traces, off against on.
@@ -185,7 +198,8 @@ try {
     progress(`${row.subscribers} subscribers over ${row.transport}: p50 ${row.p50Ms.toFixed(2)} ms, p99 ${row.p99Ms.toFixed(2)} ms, ${row.deliveriesPerSec.toFixed(0)} deliveries/s, ${row.gatewayHeapKiBPerSubscriber.toFixed(1)} KiB of live gateway heap (${row.gatewayRssKiBPerSubscriber.toFixed(1)} KiB of RSS) per idle subscriber`),
   );
 
-  const peakRssMiB = Object.fromEntries(stack.children.map((child) => [child.name, ((bytes) => (bytes === undefined ? null : bytes / 2 ** 20))(child.peakRssBytes())]));
+  const mib = (bytes: number | undefined) => (bytes === undefined ? null : bytes / 2 ** 20);
+  const peakRssMiB = Object.fromEntries([...stack.children.map((child) => [child.name, mib(child.peakRssBytes())]), ...(oneProcessPeakRss === undefined ? [] : [['one-process', mib(oneProcessPeakRss)]])]);
   const report: BenchReport = {
     meta: {
       startedAt: startedAt.toISOString(),
@@ -218,6 +232,6 @@ try {
   console.log(formatReport(report));
   progress(`report written to ${outPath}`);
 } finally {
-  await Promise.all([graph.close(), upstream.close(), hops?.stop(), unshared?.stop(), unbatched?.stop(), enforcement?.stop()]);
+  await Promise.all([graph.close(), upstream.close(), hops?.stop(), unshared?.stop(), unbatched?.stop(), oneProcess?.stop(), enforcement?.stop()]);
   await stack.stop();
 }

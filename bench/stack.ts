@@ -1,5 +1,5 @@
 import { request } from 'undici';
-import { SERVICES, emulatedEnvOf } from '../stack/services.ts';
+import { SERVICES, emulatedEnvOf, type ServiceModule } from '../stack/services.ts';
 import { launch, type Child } from './processes.ts';
 
 /** One emulator's control surface, as the benchmark drives it. */
@@ -26,6 +26,11 @@ export interface BenchStack {
    * not among `children`: the caller stops it.
    */
   launchGateway(name: string, env: Record<string, string>): Promise<Child>;
+  /**
+   * The gateway and every subgraph in one process (`stack/main.ts`, the one-process deployment)
+   * over the same emulators, with settings of its own; not among `children`: the caller stops it.
+   */
+  launchOneProcess(name: string, env: Record<string, string>): Promise<Child>;
   stop(): Promise<void>;
 }
 
@@ -58,6 +63,13 @@ function emulatorControl(service: string, origin: string): EmulatorControl {
       if (ms > 0) await control(origin, 'POST', 'faults', { path: '*', latencyMs: ms });
     },
   };
+}
+
+/** What the one-process deployment needs to run over the benchmark's emulators, as the subgraphs apart do. */
+function oneProcessEnv(services: readonly { service: ServiceModule; origin: string }[]): Record<string, string> {
+  const env: Record<string, string> = { GATEWAY_PORT: '0', UPSTREAM_PACING: 'off' };
+  for (const { service, origin } of services) Object.assign(env, emulatedEnvOf(service, origin), { [service.env.subgraphPort]: '0', [service.env.apiUrl]: origin });
+  return env;
 }
 
 /**
@@ -111,6 +123,7 @@ export async function launchStack({ nodeFlags = () => [] }: LaunchStackOptions =
       demoHeaders: Object.assign({}, ...SERVICES.map((service) => service.demoHeaders)) as Record<string, string>,
       children,
       launchGateway: (name, env) => launch({ name, entry: 'gateway/main.ts', env: { ...gatewayEnv, ...env }, nodeFlags: nodeFlags(name) }),
+      launchOneProcess: (name, env) => launch({ name, entry: 'stack/main.ts', env: { ...oneProcessEnv(services), GATEWAY_DRAIN_DELAY_MS: '0', SUBGRAPH_DRAIN_DELAY_MS: '0', ...env }, nodeFlags: nodeFlags(name) }),
       stop,
     };
   } catch (error) {

@@ -13,12 +13,13 @@ const SERVED = ['reward', 'rewardCatalog', 'leaderboard100', 'redemptions20', 'p
 /**
  * What the hand-written reference times beside the graph, per emulator latency. At concurrency 1,
  * the operations whose overhead sits nearest its target (`redemptions20` waits on two rounds of
- * upstream calls, so at 20 ms its processes wake cold twice). At concurrency 32 with the 0 ms
+ * upstream calls, so at 20 ms its processes wake cold twice), and with the 0 ms emulator a small
+ * answer of each service (`reward`, `product`), where the hops are nearly all the overhead. At concurrency 32 with the 0 ms
  * emulator, every operation it serves: the graph's throughput against the least two node hops
  * cost, where both cores are saturated.
  */
 export const TWO_HOPS_RUNS: readonly { emulatorLatencyMs: number; concurrency: number; operations: readonly string[] }[] = [
-  { emulatorLatencyMs: 0, concurrency: 1, operations: ['leaderboard100'] },
+  { emulatorLatencyMs: 0, concurrency: 1, operations: ['reward', 'leaderboard100', 'product'] },
   { emulatorLatencyMs: 0, concurrency: 32, operations: SERVED },
   { emulatorLatencyMs: 20, concurrency: 1, operations: ['leaderboard100', 'redemptions20'] },
 ];
@@ -56,8 +57,17 @@ export interface TwoHopsResult {
    */
   gatewayUnbatched?: Summary;
   unbatchedThroughputRatio?: number;
+  /**
+   * The one-process deployment (`stack/main.ts`: the gateway and every subgraph in one node
+   * process, one hop instead of two), sharing no read, over the same emulators.
+   */
+  oneProcess?: Summary;
+  /** Its p50 minus the floor's. */
+  oneProcessOverheadMs?: number;
+  /** Its throughput over the two hops'. */
+  oneProcessThroughputRatio?: number;
   /** What each side's processes spent per operation over its timed rounds. */
-  cpuUsPerOp: { twoHops: HopsCpu; gateway: HopsCpu; gatewayUnshared?: HopsCpu; gatewayUnbatched?: HopsCpu };
+  cpuUsPerOp: { twoHops: HopsCpu; gateway: HopsCpu; gatewayUnshared?: HopsCpu; gatewayUnbatched?: HopsCpu; oneProcess?: HopsCpu };
 }
 
 /**
@@ -80,6 +90,8 @@ export interface GraphProcesses {
   gatewayUnshared?: number | undefined;
   /** The gateway that shares no read and batches none, when it is timed. */
   gatewayUnbatched?: number | undefined;
+  /** The one-process deployment, when it is timed: its subgraphs run inside it. */
+  oneProcess?: number | undefined;
   subgraphs: readonly number[];
   emulators: readonly number[];
 }
@@ -119,11 +131,11 @@ export async function launchTwoHops(recognitionOrigin: string, marketplaceOrigin
   };
 }
 
-type TimedSide = 'floor' | 'twoHops' | 'gateway' | 'gatewayUnshared' | 'gatewayUnbatched';
+type TimedSide = 'floor' | 'twoHops' | 'gateway' | 'gatewayUnshared' | 'gatewayUnbatched' | 'oneProcess';
 type Roles = Record<keyof HopsCpu, readonly number[]>;
 
 /** Adds up, per side, the CPU its processes spend over its timed stretches and the operations done. */
-function cpuAccounts(roles: Partial<Record<TimedSide, Roles>>) {
+function cpuAccounts(roles: Partial<Record<TimedSide, Roles | undefined>>) {
   const spent = new Map<TimedSide, { ms: HopsCpu; operations: number }>();
   const read = (pids: readonly number[]) => pids.reduce((sum, pid) => sum + cpuMsOf(pid), 0);
   const readAll = (of: Roles): HopsCpu => ({ firstHop: read(of.firstHop), secondHop: read(of.secondHop), emulators: read(of.emulators), client: read(of.client) });
@@ -149,11 +161,17 @@ function cpuAccounts(roles: Partial<Record<TimedSide, Roles>>) {
   };
 }
 
-/**
- * Refuses to time a reference that does less than the graph: both must answer the same data.
- * `unsharedUrl`: a gateway that shares no read between identical requests, timed as a fourth side;
- * `unbatchedUrl`: one that batches no read either, a fifth.
- */
+/** The other graphs timed beside the default one, where they run. */
+export interface OtherGraphs {
+  /** A gateway that shares no read between identical requests (a fourth side at concurrency 32). */
+  unsharedUrl?: string | undefined;
+  /** One that batches no read either (a fifth). */
+  unbatchedUrl?: string | undefined;
+  /** The one-process deployment, sharing no read. */
+  oneProcessUrl?: string | undefined;
+}
+
+/** Refuses to time a reference that does less than the graph: every side must answer the same data. */
 export async function measureTwoHops(
   operation: ReferenceOperation,
   sides: Sides,
@@ -161,53 +179,51 @@ export async function measureTwoHops(
   headers: Record<string, string>,
   settings: TwoHopsSettings,
   graph: GraphProcesses,
-  unsharedUrl?: string,
-  unbatchedUrl?: string,
+  { unsharedUrl, unbatchedUrl, oneProcessUrl }: OtherGraphs = {},
 ): Promise<TwoHopsResult> {
   const client = createGraphClient(stack.graphqlUrl, headers, LOAD_WARMUP_CONCURRENCY);
-  const unsharedClient = unsharedUrl ? createGraphClient(unsharedUrl, headers, LOAD_WARMUP_CONCURRENCY) : undefined;
-  const unbatchedClient = unsharedUrl && unbatchedUrl ? createGraphClient(unbatchedUrl, headers, LOAD_WARMUP_CONCURRENCY) : undefined;
+  const others = {
+    gatewayUnshared: unsharedUrl ? createGraphClient(unsharedUrl, headers, LOAD_WARMUP_CONCURRENCY) : undefined,
+    gatewayUnbatched: unbatchedUrl ? createGraphClient(unbatchedUrl, headers, LOAD_WARMUP_CONCURRENCY) : undefined,
+    oneProcess: oneProcessUrl ? createGraphClient(oneProcessUrl, headers, LOAD_WARMUP_CONCURRENCY) : undefined,
+  };
+  const timedOthers = (Object.keys(others) as (keyof typeof others)[]).filter((side) => others[side]);
   try {
     const body = JSON.stringify({ query: operation.query, variables: operation.variables });
-    const all = {
+    const all: Record<TimedSide, () => Promise<unknown>> = {
       ...sides,
       twoHops: () => client.execute(body),
-      gatewayUnshared: () => (unsharedClient ?? client).execute(body),
-      gatewayUnbatched: () => (unbatchedClient ?? client).execute(body),
+      gatewayUnshared: () => (others.gatewayUnshared ?? client).execute(body),
+      gatewayUnbatched: () => (others.gatewayUnbatched ?? client).execute(body),
+      oneProcess: () => (others.oneProcess ?? client).execute(body),
     };
-    const graphData = await all.gateway();
-    for (const [side, data] of [
-      ['two-hops reference', await all.twoHops()],
-      ['unshared gateway', await all.gatewayUnshared()],
-      ['unbatched gateway', await all.gatewayUnbatched()],
-    ] as const) {
-      if (!isDeepStrictEqual(graphData, data)) throw new Error(`the ${side} does not answer ${operation.name} as the graph does`);
+    const graphData = await sides.gateway();
+    for (const side of ['twoHops', ...timedOthers] as const) {
+      if (!isDeepStrictEqual(graphData, await all[side]())) throw new Error(`the ${side} side does not answer ${operation.name} as the graph does`);
     }
 
     // Bring each side to the state the graph's reached over the scenarios: the hops are fresh, and
-    // the gateways that share or batch nothing sat idle through them, so each is warmed on the
-    // operation it is timed on, as the graph was.
-    const idle = [all.twoHops, ...(unsharedClient ? [all.gatewayUnshared] : []), ...(unbatchedClient ? [all.gatewayUnbatched] : [])];
-    if (settings.loadWarmupMs > 0) for (const side of idle) await runLoad(side, { concurrency: LOAD_WARMUP_CONCURRENCY, durationMs: settings.loadWarmupMs });
-    const order = unbatchedClient
-      ? (['floor', 'twoHops', 'gateway', 'gatewayUnshared', 'gatewayUnbatched'] as const)
-      : unsharedClient
-        ? (['floor', 'twoHops', 'gateway', 'gatewayUnshared'] as const)
-        : (['floor', 'twoHops', 'gateway'] as const);
+    // the other graphs sat idle through them, so each is warmed on the operation it is timed on,
+    // as the graph was.
+    if (settings.loadWarmupMs > 0) for (const side of ['twoHops', ...timedOthers] as const) await runLoad(all[side], { concurrency: LOAD_WARMUP_CONCURRENCY, durationMs: settings.loadWarmupMs });
+    const order: readonly TimedSide[] = ['floor', 'twoHops', 'gateway', ...timedOthers];
     const loadClient = [process.pid];
+    const graphSide = (firstHop: number | undefined, secondHop: readonly number[]) => (firstHop ? { firstHop: [firstHop], secondHop, emulators: graph.emulators, client: loadClient } : undefined);
     const cpu = cpuAccounts({
       twoHops: { firstHop: [stack.pids.proxy], secondHop: [stack.pids.mapper], emulators: graph.emulators, client: loadClient },
-      gateway: { firstHop: [graph.gateway], secondHop: graph.subgraphs, emulators: graph.emulators, client: loadClient },
-      ...(graph.gatewayUnshared ? { gatewayUnshared: { firstHop: [graph.gatewayUnshared], secondHop: graph.subgraphs, emulators: graph.emulators, client: loadClient } } : {}),
-      ...(graph.gatewayUnbatched ? { gatewayUnbatched: { firstHop: [graph.gatewayUnbatched], secondHop: graph.subgraphs, emulators: graph.emulators, client: loadClient } } : {}),
+      gateway: graphSide(graph.gateway, graph.subgraphs),
+      gatewayUnshared: graphSide(graph.gatewayUnshared, graph.subgraphs),
+      gatewayUnbatched: graphSide(graph.gatewayUnbatched, graph.subgraphs),
+      oneProcess: graphSide(graph.oneProcess, []),
     });
-    // As many rounds as sides, each side first in one of them: at concurrency 32 there are five.
-    const { floor, twoHops, gateway, gatewayUnshared, gatewayUnbatched } = (await timeInRounds(`two hops ${operation.name}`, all, order, { ...settings, rounds: Math.max(settings.rounds, order.length) }, cpu.around)) as Record<(typeof order)[number], Summary> & {
-      gatewayUnshared?: Summary;
-      gatewayUnbatched?: Summary;
-    };
-    const unsharedCpu = unsharedClient ? cpu.perOperation('gatewayUnshared') : undefined;
-    const unbatchedCpu = unbatchedClient ? cpu.perOperation('gatewayUnbatched') : undefined;
+    // As many rounds as sides, each side first in one of them.
+    const timed = (await timeInRounds(`two hops ${operation.name}`, all, order, { ...settings, rounds: Math.max(settings.rounds, order.length) }, cpu.around)) as Partial<Record<TimedSide, Summary>>;
+    const { floor, twoHops, gateway } = timed as Record<'floor' | 'twoHops' | 'gateway', Summary>;
+    const { gatewayUnshared, gatewayUnbatched, oneProcess } = timed;
+    const cpuOf = (side: TimedSide) => (timed[side] ? cpu.perOperation(side) : undefined);
+    const unsharedCpu = cpuOf('gatewayUnshared');
+    const unbatchedCpu = cpuOf('gatewayUnbatched');
+    const oneProcessCpu = cpuOf('oneProcess');
     return {
       operation: operation.name,
       concurrency: settings.concurrency,
@@ -221,14 +237,16 @@ export async function measureTwoHops(
       throughputRatio: gateway.opsPerSec / twoHops.opsPerSec,
       ...(gatewayUnshared ? { gatewayUnshared, unsharedThroughputRatio: gatewayUnshared.opsPerSec / twoHops.opsPerSec } : {}),
       ...(gatewayUnbatched ? { gatewayUnbatched, unbatchedThroughputRatio: gatewayUnbatched.opsPerSec / twoHops.opsPerSec } : {}),
+      ...(oneProcess ? { oneProcess, oneProcessOverheadMs: oneProcess.p50Ms - floor.p50Ms, oneProcessThroughputRatio: oneProcess.opsPerSec / twoHops.opsPerSec } : {}),
       cpuUsPerOp: {
         twoHops: cpu.perOperation('twoHops')!,
         gateway: cpu.perOperation('gateway')!,
         ...(unsharedCpu ? { gatewayUnshared: unsharedCpu } : {}),
         ...(unbatchedCpu ? { gatewayUnbatched: unbatchedCpu } : {}),
+        ...(oneProcessCpu ? { oneProcess: oneProcessCpu } : {}),
       },
     };
   } finally {
-    await Promise.all([client.close(), unsharedClient?.close(), unbatchedClient?.close()]);
+    await Promise.all([client.close(), ...Object.values(others).map((other) => other?.close())]);
   }
 }

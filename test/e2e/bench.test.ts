@@ -53,6 +53,7 @@ describe('npm run bench', () => {
     // The hand-written two hops answered the same data as the graph (checked before timing) and were timed beside it,
     // at concurrency 32 beside a gateway that shares no read as well.
     expect(report.twoHops.map(({ operation, emulatorLatencyMs, concurrency }) => [operation, emulatorLatencyMs, concurrency])).toEqual([
+      ['reward', 0, 1],
       ['leaderboard100', 0, 1],
       ['reward', 0, 32],
       ['leaderboard100', 0, 32],
@@ -61,7 +62,8 @@ describe('npm run bench', () => {
       ['redemptions20', 20, 1],
     ]);
     for (const twoHops of report.twoHops) {
-      const sides = [twoHops.floor, twoHops.twoHops, twoHops.gateway, ...(twoHops.concurrency > 1 ? [twoHops.gatewayUnshared!] : [])];
+      // The one-process deployment beside them at every concurrency.
+      const sides = [twoHops.floor, twoHops.twoHops, twoHops.gateway, twoHops.oneProcess!, ...(twoHops.concurrency > 1 ? [twoHops.gatewayUnshared!] : [])];
       for (const side of sides) {
         expect(side.errors).toBe(0);
         expect(side.n).toBeGreaterThan(0);
@@ -69,6 +71,8 @@ describe('npm run bench', () => {
       expect(twoHops.graphOverTwoHopsMs).toBeCloseTo(twoHops.gateway.p50Ms - twoHops.twoHops.p50Ms, 9);
       expect(twoHops.throughputRatio).toBeCloseTo(twoHops.gateway.opsPerSec / twoHops.twoHops.opsPerSec, 9);
       expect(twoHops.gatewayUnshared === undefined).toBe(twoHops.concurrency === 1);
+      expect(twoHops.oneProcessOverheadMs).toBeCloseTo(twoHops.oneProcess!.p50Ms - twoHops.floor.p50Ms, 9);
+      expect(twoHops.oneProcessThroughputRatio).toBeCloseTo(twoHops.oneProcess!.opsPerSec / twoHops.twoHops.opsPerSec, 9);
       // Hundreds of operations at 32: every hop of the sides that share nothing spent CPU time that
       // /proc (in 10 ms ticks) can see. The gateway sharing reads calls its subgraph a few times in
       // a quick run's 200 ms, so its subgraph and emulator may not reach a tick.
@@ -77,6 +81,10 @@ describe('npm run bench', () => {
         for (const cpu of [twoHops.cpuUsPerOp.twoHops, twoHops.cpuUsPerOp.gatewayUnshared!]) {
           for (const us of [cpu.firstHop, cpu.secondHop, cpu.emulators, cpu.client]) expect(us).toBeGreaterThan(0);
         }
+        // In one process the subgraphs' work is the first hop's: no second process to read.
+        const alone = twoHops.cpuUsPerOp.oneProcess!;
+        for (const us of [alone.firstHop, alone.emulators, alone.client]) expect(us).toBeGreaterThan(0);
+        expect(alone.secondHop).toBe(0);
         const shared = twoHops.cpuUsPerOp.gateway;
         for (const us of [shared.firstHop, shared.client]) expect(us).toBeGreaterThan(0);
         for (const us of [shared.secondHop, shared.emulators]) expect(us).toBeGreaterThanOrEqual(0);
@@ -89,6 +97,7 @@ describe('npm run bench', () => {
     // Two rounds of upstream calls, each waiting 20 ms.
     expect(Math.min(...at20.filter((row) => row.operation === 'redemptions20').flatMap((row) => [row.floor.p50Ms, row.twoHops.p50Ms, row.gateway.p50Ms]))).toBeGreaterThanOrEqual(40);
     expect(run.stdout).toContain('What two hops cost on this machine');
+    expect(run.stdout).toContain('one process, sharing no read');
     expect(run.stdout).toContain('Where the CPU goes at concurrency 32');
     // Every operation through a gateway enforcing trusted documents (by id), rate limits and traces, beside an open one.
     expect(report.enforcement.map(({ operation, concurrency }) => [operation, concurrency])).toEqual(operations.map((operation) => [operation, 32]));
@@ -100,11 +109,13 @@ describe('npm run bench', () => {
       expect(row.throughputRatio).toBeCloseTo(row.enforcing.opsPerSec / row.open.opsPerSec, 9);
     }
     expect(run.stdout).toContain('Enforcement: a gateway with trusted documents enforced');
-    // Its processes are the benchmark's own, not the graph's: they are not in the memory table.
-    const processes = ['gateway', ...SERVICES.flatMap((service) => [`${service.name}-emulator`, `${service.name}-subgraph`])];
+    // The enforcement's gateways are the benchmark's own, not in the memory table; the one-process deployment is.
+    const processes = ['gateway', 'one-process', ...SERVICES.flatMap((service) => [`${service.name}-emulator`, `${service.name}-subgraph`])];
     expect(Object.keys(report.peakRssMiB).sort()).toEqual(processes.sort());
     for (const mib of Object.values(report.peakRssMiB)) expect(mib).toBeGreaterThan(0);
     expect(report.targets.find((target) => target.target.includes('upstream calls'))?.met).toBe(true);
+    // The one-process deployment is judged where it was timed: at concurrency 1 on the operations above, at 32 with the 0 ms emulator.
+    expect(report.targets.filter((target) => target.target.includes('in one process')).map((target) => target.target.split(':')[0])).toEqual(['reward', 'leaderboard100', 'reward', 'leaderboard100', 'redemptions20', 'leaderboard100', 'redemptions20']);
     // However many identical subscribers (in a process apart), over either transport: one upstream stream, one plan and one serialisation per event, no REST call.
     expect(
       report.subscriptions.map(({ transport, server, subscribers, subscriberProcesses, lost, upstreamStreams, executionsPerEvent, serializationsPerEvent, upstreamCallsPerEvent }) => ({
