@@ -50,6 +50,8 @@ export interface BenchReport {
     runtimeFlags: readonly string[];
     /** The gateway's and the reference proxy's. */
     gatewayRuntimeFlags?: readonly string[];
+    /** The one-process deployment's. */
+    oneProcessRuntimeFlags?: readonly string[];
   };
   economy: EconomyResult[];
   scenarios: ScenarioResult[];
@@ -238,7 +240,7 @@ export function formatReport(report: BenchReport): string {
   const { meta } = report;
   const sections = [
     `Benchmark of ${meta.startedAt}: node ${meta.node}, ${meta.cpus} CPUs, load average ${fixed(meta.loadAverage.start, 2)} -> ${fixed(meta.loadAverage.end, 2)}, ${meta.durationSeconds} s${meta.quick ? ' (QUICK: figures are not meaningful)' : ''}`,
-    `${meta.settings.rounds} alternating rounds of ${meta.settings.roundMs} ms per side after ${meta.settings.warmupMs} ms of warm-up; servers run with ${meta.runtimeFlags.join(' ') || 'no flags'}${meta.gatewayRuntimeFlags ? `, the gateway and the reference's proxy with ${meta.gatewayRuntimeFlags.join(' ')}` : ''}`,
+    `${meta.settings.rounds} alternating rounds of ${meta.settings.roundMs} ms per side after ${meta.settings.warmupMs} ms of warm-up; servers run with ${meta.runtimeFlags.join(' ') || 'no flags'}${meta.gatewayRuntimeFlags ? `, the gateway and the reference's proxy with ${meta.gatewayRuntimeFlags.join(' ')}` : ''}${meta.oneProcessRuntimeFlags ? `, the one process with ${meta.oneProcessRuntimeFlags.join(' ')}` : ''}`,
     '',
     'Latency and throughput: floor = straight to the emulator with undici; gateway = through gateway and subgraph',
     table(

@@ -4,7 +4,7 @@ import { createGraphClient, createUpstreamClient } from './clients.ts';
 import { runLoad } from './load.ts';
 import { measureEconomy, measureScenario, sidesOf, verify } from './measure.ts';
 import { REFERENCE_OPERATIONS } from './operations.ts';
-import { GATEWAY_RUNTIME_FLAGS, REPO_ROOT, RUNTIME_FLAGS, type Child } from './processes.ts';
+import { GATEWAY_RUNTIME_FLAGS, ONE_PROCESS_RUNTIME_FLAGS, REPO_ROOT, RUNTIME_FLAGS, type Child } from './processes.ts';
 import { formatReport, judgeTargets, writeReport, type BenchReport, type EconomyResult, type ScenarioResult } from './report.ts';
 import { launchStack } from './stack.ts';
 import { launchTwoHops, measureTwoHops, TWO_HOPS_RUNS, type TwoHopsResult, type TwoHopsStack } from './twoHops.ts';
@@ -218,6 +218,7 @@ try {
       },
       runtimeFlags: RUNTIME_FLAGS,
       gatewayRuntimeFlags: GATEWAY_RUNTIME_FLAGS,
+      oneProcessRuntimeFlags: ONE_PROCESS_RUNTIME_FLAGS,
     },
     economy,
     scenarios,

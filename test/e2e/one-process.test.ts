@@ -4,6 +4,7 @@ import { DEMO_TOKENS } from '../../emulators/recognition/data.ts';
 import { DEMO_TOKEN as DASHBOARDS_DEMO_TOKEN } from '../../emulators/dashboards/data.ts';
 import { SERVICES, emulatedEnvOf } from '../../stack/services.ts';
 import { knownSecrets } from '../support/logs.ts';
+import { ONE_PROCESS_RUNTIME_FLAGS } from '../../bench/processes.ts';
 import { spawnMain } from '../support/mainProcess.ts';
 import { startTestStack } from '../support/stack.ts';
 import { refusesConnections, waitUntil } from '../support/waitFor.ts';
@@ -35,7 +36,7 @@ afterAll(async () => {
 /** `stack/main.ts` as the deployment runs it: its own process, its own node flags, no test runner's NODE_ENV, LOG_LEVEL or upstreams. */
 function startOneProcess(env: Record<string, string>): OneProcess {
   const inherited = Object.fromEntries(Object.entries(process.env).filter(([name]) => name !== 'NODE_ENV' && name !== 'LOG_LEVEL' && !name.endsWith('_API_URL')));
-  const { child, output } = spawnMain(['--max-semi-space-size=64', '--initial-old-space-size=128', '--import', 'tsx', 'stack/main.ts'], { ...inherited, GATEWAY_PORT: '0', ...env });
+  const { child, output } = spawnMain([...ONE_PROCESS_RUNTIME_FLAGS, '--import', 'tsx', 'stack/main.ts'], { ...inherited, GATEWAY_PORT: '0', ...env });
   const started: OneProcess = {
     kill: (signal) => {
       if (child.exitCode === null && child.signalCode === null) child.kill(signal);
