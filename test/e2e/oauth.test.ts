@@ -1,4 +1,4 @@
-import { describe, expect, it, afterAll } from 'vitest';
+import { describe, expect, it, onTestFinished } from 'vitest';
 import { SignJWT, generateKeyPair, decodeProtectedHeader } from 'jose';
 import { DEMO_PARTNER, DEMO_READER, GRAPH_CLIENT } from '../../emulators/authorization-server/emulator.ts';
 import { DEMO_TOKENS } from '../../emulators/recognition/data.ts';
@@ -222,7 +222,7 @@ describe('behind an API gateway that validates OAuth 2.0 itself', () => {
 
   it('trusts the consumer headers from a configured proxy address', async () => {
     const gateway = await behind('127.0.0.1/32');
-    afterAll(() => gateway.close());
+    onTestFinished(() => gateway.close());
     const { status, body } = await post('{ hashtagTrends { hashtag } dashboardStats { quotaRemaining } }', consumer, gateway.graphqlUrl);
     expect(status).toBe(200);
     expect((body.data!.hashtagTrends as unknown[]).length).toBeGreaterThan(0);
@@ -231,7 +231,7 @@ describe('behind an API gateway that validates OAuth 2.0 itself', () => {
 
   it('ignores them from any other address', async () => {
     const gateway = await behind('10.20.30.40');
-    afterAll(() => gateway.close());
+    onTestFinished(() => gateway.close());
     const { status, body } = await post('{ hashtagTrends { hashtag } }', consumer, gateway.graphqlUrl);
     expect(status).toBe(401);
     expect(body.errors?.[0]?.extensions?.code).toBe('UNAUTHENTICATED');

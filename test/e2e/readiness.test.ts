@@ -1,5 +1,5 @@
 import http from 'node:http';
-import { afterAll, describe, expect, it } from 'vitest';
+import { describe, expect, it, onTestFinished } from 'vitest';
 import { readGatewayConfig } from '../../gateway/config.ts';
 import { startGateway } from '../../gateway/server.ts';
 import { listen } from '../../lib/http.ts';
@@ -20,7 +20,7 @@ describe('/ready', () => {
     );
     const subgraphUrls = Object.fromEntries(SERVICES.map((service) => [service.name, `${subgraph.url}/graphql`]));
     const gateway = await startGateway(readGatewayConfig({}, { port: 0, subgraphUrls }), testLogger('gateway'));
-    afterAll(async () => {
+    onTestFinished(async () => {
       await gateway.close();
       await subgraph.close();
     });

@@ -3,6 +3,7 @@ import { randomBytes } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { DEMO_TOKENS } from '../../emulators/recognition/data.ts';
 import { knownSecrets } from '../support/logs.ts';
+import { closeAfterFile } from '../support/afterFile.ts';
 import { spawnMain } from '../support/mainProcess.ts';
 import { emulatorControl, type GraphQLResult } from '../support/stack.ts';
 import { waitForEventSubscriptions, waitUntil } from '../support/waitFor.ts';
@@ -102,7 +103,7 @@ describe('traces, with the OTLP settings', () => {
 
   beforeAll(async () => {
     receiver = await startOtlpReceiver();
-    afterAll(() => receiver.close());
+    closeAfterFile(() => receiver.close());
     knownSecrets.add(DEMO_TOKENS.admin);
     // It registers its webhook at start, so that the emulator's bonuses become subscription events.
     const subgraph = await startMain(
@@ -320,7 +321,7 @@ describe('traces, with the OTLP settings', () => {
 describe('traces, without the OTLP settings', () => {
   it('are never sent when OTEL_SDK_DISABLED or OTEL_TRACES_EXPORTER=none says so, though an endpoint is set', async () => {
     const receiver = await startOtlpReceiver();
-    afterAll(() => receiver.close());
+    closeAfterFile(() => receiver.close());
     const subgraph = await startMain('subgraphs/recognition/main.ts', { RECOGNITION_SUBGRAPH_PORT: '0', RECOGNITION_API_URL: emulatorUrl, SUBGRAPH_DRAIN_DELAY_MS: '0', ...otelEnv(receiver, { OTEL_TRACES_EXPORTER: 'none' }) }, /subgraph on (\S+)/);
     const gateway = await startMain('gateway/main.ts', { RECOGNITION_SUBGRAPH_URL: subgraph.url, GATEWAY_PORT: '0', GATEWAY_DRAIN_DELAY_MS: '0', ...otelEnv(receiver, { OTEL_SDK_DISABLED: 'TRUE' }) }, /gateway on (\S+)/);
     for (const trace of [clientTrace(), clientTrace()]) {

@@ -1,5 +1,5 @@
 import http from 'node:http';
-import { afterAll, beforeEach, describe, expect, it } from 'vitest';
+import { afterAll, beforeEach, describe, expect, it, onTestFinished } from 'vitest';
 import { listen, readBody } from '../../lib/http.ts';
 import { startEmulator } from '../../emulators/kit/emulator.ts';
 import { createRecognitionEmulator } from '../../emulators/recognition/emulator.ts';
@@ -246,7 +246,7 @@ describe('a write whose outcome is unknown', () => {
 
   it('says it was applied when a 2xx answer is over the size cap', async () => {
     const transport = createRestTransport({ service: 'recognition', baseUrl: `${recognitionEmulator.url}/api/v1`, maxResponseBytes: 8 });
-    afterAll(() => transport.close());
+    onTestFinished(() => transport.close());
     const call = { operation: 'createWebhook', method: 'POST', path: '/webhooks', headers: { authorization: `Bearer ${DEMO_TOKENS.admin}` }, body: { json: { url: 'https://hooks.example/large' } }, secrets: [DEMO_TOKENS.admin] } as const;
     const error = (await transport.request(call).catch((caught: unknown) => caught)) as { message: string; extensions?: Record<string, unknown> };
     expect(error.extensions).toEqual({ code: 'UPSTREAM_ERROR', service: 'recognition', status: 200, writeOutcome: 'APPLIED' });
@@ -292,9 +292,9 @@ describe('what carries no writeOutcome', () => {
     const closed = await listen(http.createServer(), 0);
     await closed.close();
     const subgraph = await startRecognitionSubgraph(closed.url, { timeoutMs: TIMEOUT_MS });
-    afterAll(() => subgraph.close());
+    onTestFinished(() => subgraph.close());
     const gateway = await startRecognitionGateway(subgraph.graphqlUrl);
-    afterAll(() => gateway.close());
+    onTestFinished(() => gateway.close());
     const response = await fetch(gateway.graphqlUrl, {
       method: 'POST',
       headers: { 'content-type': 'application/json', ...admin },
@@ -308,7 +308,7 @@ describe('what carries no writeOutcome', () => {
 
   it('a write whose deadline passed while it waited for a connection: nothing was sent', async () => {
     const transport = createRestTransport({ service: 'recognition', baseUrl: `${recognitionEmulator.url}/api/v1`, connections: 1, timeoutMs: 3000 });
-    afterAll(() => transport.close());
+    onTestFinished(() => transport.close());
     await recognition.fault({ path: '/api/v1/analytics/trends', method: 'GET', latencyMs: 600, times: 1 });
     const auth = { authorization: `Bearer ${DEMO_TOKENS.admin}` };
     // The only connection is busy with a slow read; the write's own deadline passes in the queue.

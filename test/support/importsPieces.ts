@@ -1,4 +1,3 @@
-import { afterAll } from 'vitest';
 import { startEmulator } from '../../emulators/kit/emulator.ts';
 import { createImportsEmulator } from '../../emulators/imports/emulator.ts';
 import { readGatewayConfig } from '../../gateway/config.ts';
@@ -9,6 +8,7 @@ import { createImportsSubgraph } from '../../subgraphs/imports/server.ts';
 import { createManualClock, type ManualClock } from './manualClock.ts';
 import { emulatorControl, type GraphQLResult } from './stack.ts';
 import { testLogger } from './logs.ts';
+import { closeAfterFile } from './afterFile.ts';
 import { waitUntil } from './waitFor.ts';
 
 /** The imports slice as separate pieces: the poller's clock is the test's, and replicas can be started and stopped. */
@@ -55,7 +55,7 @@ export async function startImportsSlice(settings: Partial<ImportsConfig> = {}) {
   const emulator = await startImportsEmulator();
   const subgraph = await startImportsSubgraph(emulator.url, settings);
   const gateway = await startImportsGateway(subgraph.graphqlUrl);
-  afterAll(async () => {
+  closeAfterFile(async () => {
     await gateway.close();
     await subgraph.close();
     await emulator.close();

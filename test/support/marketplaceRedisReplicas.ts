@@ -1,10 +1,10 @@
-import { afterAll } from 'vitest';
 import { Redis } from 'ioredis';
 import { createClock } from '../../emulators/kit/emulator.ts';
 import { startSubgraph } from '../../subgraphs/kit/server.ts';
 import { readMarketplaceConfig } from '../../subgraphs/marketplace/config.ts';
 import { createMarketplaceSubgraph } from '../../subgraphs/marketplace/server.ts';
 import { testLogger } from './logs.ts';
+import { closeAfterFile } from './afterFile.ts';
 import { startTestStack } from './stack.ts';
 
 /**
@@ -18,8 +18,8 @@ export async function startMarketplaceRedisReplicas(redisUrl: string, downloadTt
   const t = await startTestStack(env, { now: () => clock.now() });
   const emulator = t.emulator('marketplace');
   const replica = await startSubgraph(createMarketplaceSubgraph(readMarketplaceConfig(env, { apiUrl: emulator.url, port: 0 }), testLogger('marketplace-replica'), { now: () => clock.now() }), { port: 0 });
-  afterAll(() => replica.close());
+  closeAfterFile(() => replica.close());
   const inspect = new Redis(redisUrl);
-  afterAll(() => inspect.quit());
+  closeAfterFile(() => inspect.quit());
   return { clock, t, emulator, replica, inspect };
 }

@@ -7,6 +7,11 @@ import { DEMO_APIKEY as IMPORTS_DEMO_APIKEY, OTHER_APIKEY as IMPORTS_OTHER_APIKE
 import { DEMO_ADMIN_TOKEN } from '../../emulators/gatewayAdmin/data.ts';
 import { capturedLogs, knownSecrets } from './logs.ts';
 
+// A setup file runs again before each file, but with modules shared between files (the e2e
+// project's `isolate: false`) logs.ts is not: each file starts with no lines and no secrets but its own.
+capturedLogs.length = 0;
+knownSecrets.clear();
+
 for (const token of Object.values(DEMO_TOKENS)) knownSecrets.add(token);
 for (const secret of [DEMO_CREDENTIALS.apiKey, DEMO_CREDENTIALS.accountKey, DEMO_CREDENTIALS.userToken]) knownSecrets.add(secret);
 knownSecrets.add(DASHBOARDS_DEMO_TOKEN);

@@ -1,5 +1,5 @@
 import net from 'node:net';
-import { afterAll } from 'vitest';
+import { closeAfterFile } from './afterFile.ts';
 
 /**
  * A TCP server that accepts connections, reads everything and answers nothing: a Redis (or any
@@ -9,7 +9,7 @@ export async function startSilentServer(): Promise<{ url: string }> {
   const held: net.Socket[] = [];
   const server = net.createServer((socket) => held.push(socket.on('data', () => undefined)));
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  afterAll(async () => {
+  closeAfterFile(async () => {
     for (const socket of held) socket.destroy();
     await new Promise((resolve) => server.close(resolve));
   });

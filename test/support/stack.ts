@@ -1,9 +1,9 @@
-import { afterAll } from 'vitest';
+import { closeAfterFile } from './afterFile.ts';
 import { startStack, type StartedStack } from '../../stack/startStack.ts';
 import type { Dialect, LoggedRequest, Fault } from '../../emulators/kit/emulator.ts';
 import { testLogger } from './logs.ts';
 import { readGatewayConfig } from '../../gateway/config.ts';
-import { startGateway } from '../../gateway/server.ts';
+import { startGateway, type StartedGateway } from '../../gateway/server.ts';
 
 export interface GraphQLResult<T = Record<string, unknown>> {
   data?: T | null;
@@ -68,7 +68,7 @@ export async function startTestStack(env: Record<string, string> = {}, { now }: 
   // The services' published rates (one marketplace call a second) would make every suite wait:
   // pacing and the emulators' limits are off unless a test turns them on (test/e2e/upstream-pacing.test.ts).
   const stack = await startStack({ env: { UPSTREAM_PACING: 'off', EMULATOR_RATE_LIMITS: 'off', ...env }, logger: testLogger('stack'), ephemeralPorts: true, ...(now ? { now } : {}) });
-  afterAll(() => stack.close());
+  closeAfterFile(() => stack.close());
   const graphqlUrl = stack.gateway.graphqlUrl;
   return {
     stack,
@@ -93,9 +93,12 @@ export async function startTestStack(env: Record<string, string> = {}, { now }: 
  * Another gateway over a test stack's subgraphs, started with its own settings (limits, proxies)
  * and closed after the file.
  */
-export async function startGatewayOver(stack: StartedStack, env: Record<string, string>, logName: string) {
+export async function startGatewayOver(stack: StartedStack, env: Record<string, string>, logName: string): Promise<StartedGateway> {
   const subgraphUrls = Object.fromEntries(stack.services.map((service) => [service.name, service.subgraphUrl]));
   const gateway = await startGateway(readGatewayConfig(env, { port: 0, subgraphUrls }), testLogger(logName));
-  afterAll(() => gateway.close());
-  return gateway;
+  // A drain ends in a close, and a gateway closes once: after a test's drain there is nothing left to close.
+  let closed: Promise<void> | undefined;
+  const close = () => (closed ??= gateway.close());
+  closeAfterFile(close);
+  return { ...gateway, close, drain: (options) => (closed ??= gateway.drain(options)) };
 }

@@ -1,5 +1,5 @@
 import http from 'node:http';
-import { afterAll, describe, expect, it, vi } from 'vitest';
+import { describe, expect, it, onTestFinished, vi } from 'vitest';
 import { createMetricsEndpoint } from '../../../lib/metricsEndpoint.ts';
 import { listen } from '../../../lib/http.ts';
 import { knownSecrets } from '../../support/logs.ts';
@@ -30,7 +30,7 @@ describe('the /metrics endpoint', () => {
       void endpoint(req, res);
     });
     const started = await listen(server, 0);
-    afterAll(() => started.close());
+    onTestFinished(() => started.close());
     const scrape = async () => (await fetch(`${started.url}/metrics`)).text();
 
     const bodies: string[] = [];
