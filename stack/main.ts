@@ -7,8 +7,8 @@ import { startStack } from './startStack.ts';
 /**
  * The one-process deployment: the gateway and every subgraph in this process, each subgraph still on
  * its own port, over the real services only. On a small machine each process hop costs an idle
- * core's wake-up, so one process answers sooner and serves more than seven (docs/PERFORMANCE.md).
- * `npm start` is the demo over emulators.
+ * core's wake-up, so one process answers sooner at low load; at saturation it has one core where
+ * seven have two (docs/PERFORMANCE.md, "One process"). `npm start` is the demo over emulators.
  */
 runMain(async () => {
   // Read first: a bad value stops the process before anything listens.
