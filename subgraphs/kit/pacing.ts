@@ -153,7 +153,7 @@ export interface ClassSeries {
  * with `RATE_LIMITED` should the deadline pass all the same. The window is stretched by
  * `100 / sharePercent`, for replicas that share a credential.
  *
- * Lanes are keyed by an HMAC of the caller's credential under a key drawn at start, the one the
+ * Lanes are keyed by a hash of a secret drawn at start and the caller's credential, the one the
  * connection gate knows the caller by (`callerKeyOf`, made once per request): no credential is
  * ever a key, a label or a line of a log. Calls with no caller header share one lane here (the
  * gate tells them apart by their credential).

@@ -1,4 +1,4 @@
-import { createHmac, randomBytes } from 'node:crypto';
+import { hash, randomBytes } from 'node:crypto';
 import { pipeline, Readable, Transform } from 'node:stream';
 import { Pool, errors as undiciErrors, type Dispatcher } from 'undici';
 import { GraphQLError } from 'graphql';
@@ -230,14 +230,17 @@ const NOT_WATCHING = () => {};
 const NOT_COUNTED: CounterSeries = { inc() {} };
 const NOT_OBSERVED = { waited: NOT_COUNTED, queueFull: NOT_COUNTED, tooLate: NOT_COUNTED };
 
-const CALLER_SECRET = randomBytes(32);
+/** Of fixed length, so that no two credentials hash the same text. */
+const CALLER_SECRET = randomBytes(32).toString('base64');
 const callerKeys = new WeakMap<CallScope, { credential: string; key: string }>();
 /** The key of the calls made with no credential (the service's own): one caller of their own. */
 const NO_CALLER = '';
 
 /**
- * The key a caller is known by: an HMAC of its credential under a key drawn at start, so that no
- * credential is ever a key. An HMAC costs about 4 µs, a sixth of a call: it is made once per
+ * The key a caller is known by: a SHA-256 of a secret drawn at start and its credential, so that no
+ * credential is ever a key. Not an HMAC: the key only tells callers apart, nothing is ever
+ * verified against it, and the one-shot hash costs a fifth of `createHmac` (0.3 µs against 1.6 on
+ * the benchmark's machine, 4% of the recognition subgraph's CPU per `reward`). It is made once per
  * request's scope and credential, and the connection gate and the pacer (`subgraphs/kit/pacing.ts`)
  * share it. Only the caller's own calls ever see it: never a label, a log line or an error.
  */
@@ -245,7 +248,7 @@ export function callerKeyOf(credential: string | undefined, scope: CallScope | u
   if (!credential) return NO_CALLER;
   const known = scope && callerKeys.get(scope);
   if (known && known.credential === credential) return known.key;
-  const key = createHmac('sha256', CALLER_SECRET).update(credential).digest('base64url');
+  const key = hash('sha256', CALLER_SECRET + credential, 'base64url');
   if (scope) callerKeys.set(scope, { credential, key });
   return key;
 }
