@@ -1,3 +1,5 @@
+import { dropAbandonedFieldErrors } from './abandonedFieldErrors.ts';
+
 /**
  * Config is read from the environment once per process and validated before anything starts;
  * a bad value stops the process with a message naming the variable and the fix.
@@ -83,6 +85,7 @@ export function readBoolean(env: Env, name: string, fallback: boolean): boolean 
 
 /** Runs a process's main function; a ConfigError exits with its message, not a stack. */
 export function runMain(main: () => Promise<unknown>): void {
+  dropAbandonedFieldErrors();
   main().catch((error: unknown) => {
     if (error instanceof ConfigError) {
       console.error(`Configuration error: ${error.message}`);
