@@ -104,6 +104,9 @@ export async function startSubgraph<Context extends BaseContext>(definition: Sub
     // The process drains on SIGTERM itself (lib/shutdown.ts), not Apollo Server, which would stop at once.
     stopOnTerminationSignals: false,
     includeStacktraceInErrorResponses: false,
+    // The gateway always sends the operation's text. A hash Apollo had kept would run a mutation
+    // whose text no check here ever saw (a batch of reads takes it for a read: it has no text).
+    persistedQueries: false,
     formatError: formatGraphError(logger, { service: definition.name }),
     // The gateway's operations, bounded by what their parsed documents hold (Apollo's default counts their JSON only).
     documentStore: createDocumentStore({ maxEntries: 5_000, maxBytes: 16 * 1024 * 1024 }),

@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto';
 import http from 'node:http';
 import { afterAll, describe, expect, it } from 'vitest';
 import { DEMO_TOKENS } from '../../emulators/recognition/data.ts';
@@ -173,6 +174,21 @@ describe('a batch posted to a subgraph', () => {
     expect(JSON.parse(frames[1]!.body)).toMatchObject({ data: { reward: { id: 'rw_bookshop_25' } } });
     const calls = (await recognition.requests()).filter((request) => !request.path.startsWith('/__emulator'));
     expect(calls.map((call) => call.method)).toEqual(['GET']);
+  });
+
+  it('runs no mutation sent by a persisted query\'s hash, in a batch or alone: the subgraph keeps no operation by hash', async () => {
+    const recognition = emulator('recognition');
+    await recognition.clearRequests();
+    const text = 'mutation { createApiKey(input: { label: "smuggled" }) { success } }';
+    const hashed = { extensions: { persistedQuery: { version: 1, sha256Hash: createHash('sha256').update(text).digest('hex') } } };
+    // Registering it runs nothing either: Apollo would have run it once, then kept it by its hash.
+    const registered = await post(JSON.stringify({ query: text, ...hashed }), {});
+    expect(((await registered.json()) as GraphQLResult).errors?.[0]?.extensions?.code).toBe('PERSISTED_QUERY_NOT_SUPPORTED');
+    const response = await post(JSON.stringify([hashed, hashed]), { [READ_BATCH_HEADER]: '-,-' });
+    const frames = await framesOf(response, 2);
+    for (const frame of [frames[0]!, frames[1]!]) expect((JSON.parse(frame.body) as GraphQLResult).errors?.[0]?.extensions?.code).toBe('PERSISTED_QUERY_NOT_SUPPORTED');
+    const calls = (await recognition.requests()).filter((request) => !request.path.startsWith('/__emulator'));
+    expect(calls).toEqual([]);
   });
 
   it.each([
