@@ -1,5 +1,5 @@
 import type http from 'node:http';
-import type { GraphQLSchema, GraphQLFormattedError } from 'graphql';
+import { getOperationAST, GraphQLError, parse, type GraphQLSchema, type GraphQLFormattedError } from 'graphql';
 import { WebSocketServer } from 'ws';
 import { useServer } from 'graphql-ws/use/ws';
 import type { Logger } from '../../../lib/logger.ts';
@@ -22,6 +22,35 @@ export interface SubscriptionServerOptions<Context extends object> {
   maxPayloadBytes?: number;
 }
 
+/**
+ * Whether a subscribe message asks for anything but a subscription. Queries and mutations go over
+ * HTTP, where each request gets its budget of upstream calls (`MAX_REQUEST_UPSTREAM_CALLS`); on
+ * this socket nothing would bound them. What does not parse is graphql-ws's to refuse, as before.
+ */
+function notASubscription(query: unknown, operationName: unknown): boolean {
+  if (typeof query !== 'string') return false;
+  try {
+    const operation = getOperationAST(parse(query), typeof operationName === 'string' ? operationName : undefined);
+    return operation !== null && operation !== undefined && operation.operation !== 'subscription';
+  } catch {
+    return false;
+  }
+}
+
+/** What writing to a socket whose peer has gone away fails with. */
+const PEER_GONE = new Set(['EPIPE', 'ECONNRESET', 'ERR_STREAM_DESTROYED', 'ERR_STREAM_WRITE_AFTER_END']);
+
+/**
+ * Whether graphql-ws reports only that an event could not be written because the gateway hung up
+ * (a restart, a cut connection): the gateway resubscribes from its cursor, so nothing is lost and
+ * there is no bug to log as one.
+ */
+export function onlyPeerGone(errors: readonly { originalError?: unknown }[]): boolean {
+  return errors.length > 0 && errors.every(({ originalError }) => PEER_GONE.has(String((originalError as { code?: unknown } | undefined)?.code)));
+}
+
+const ONLY_SUBSCRIPTIONS = [new GraphQLError('this socket carries subscriptions only: send queries and mutations over HTTP', { extensions: { code: 'BAD_REQUEST' } })];
+
 const lowerCaseKeys = (params: unknown): Record<string, unknown> =>
   Object.fromEntries(Object.entries(params && typeof params === 'object' ? params : {}).map(([name, value]) => [name.toLowerCase(), value]));
 
@@ -29,8 +58,9 @@ const lowerCaseKeys = (params: unknown): Record<string, unknown> =>
 export const SUBGRAPH_RESTART = { code: 1012, reason: 'the subgraph is restarting: resubscribe from your last cursor' } as const;
 
 /**
- * graphql-ws on the subgraph's own `/graphql`: the gateway opens subscriptions here. Credentials
- * arrive in `connectionParams` under the same names as the HTTP headers.
+ * graphql-ws on the subgraph's own `/graphql`: the gateway opens subscriptions here, and only
+ * subscriptions are taken. Credentials arrive in `connectionParams` under the same names as the
+ * HTTP headers.
  */
 export function attachSubscriptionServer<Context extends object>({ server, schema, context, logger, service, path = '/graphql', maxPayloadBytes = DEFAULT_MAX_BODY_BYTES }: SubscriptionServerOptions<Context>): () => Promise<void> {
   const wss = new WebSocketServer({ server, path, maxPayload: maxPayloadBytes });
@@ -40,13 +70,18 @@ export function attachSubscriptionServer<Context extends object>({ server, schem
     {
       schema,
       context: (ctx) => context(lowerCaseKeys(ctx.connectionParams)),
+      onSubscribe: (_ctx, _id, payload) => (notASubscription(payload.query, payload.operationName) ? ONLY_SUBSCRIPTIONS : undefined),
       onNext: (_ctx, _id, _payload, args, result) => {
         const trace = eventTraceOf(args.contextValue);
         if (!result.errors && !trace) return undefined;
         // The event's ingestion, for the gateway to link its execution to; never passed on to clients.
         return { ...result, ...(result.errors ? { errors: formatAll(result.errors) } : {}), ...(trace ? { extensions: { ...result.extensions, [EVENT_TRACE_EXTENSION]: trace } } : {}) };
       },
-      onError: (_ctx, _id, _payload, errors) => formatAll(errors),
+      onError: (_ctx, _id, _payload, errors) => {
+        if (!onlyPeerGone(errors)) return formatAll(errors);
+        logger.debug({ code: (errors[0]!.originalError as NodeJS.ErrnoException).code }, 'a subscriber went away while an event was written to it');
+        return undefined;
+      },
     },
     wss,
   );

@@ -167,6 +167,18 @@ describe('the budget counted while it runs', () => {
     expect(await redemptionCalls()).toHaveLength(10);
   });
 
+  it('holds on the subgraph\'s own WebSocket too: it takes subscriptions only, never a query or a mutation', async () => {
+    await control.reset();
+    const socketUrl = subgraph.graphqlUrl.replace(/^http/, 'ws');
+    for (const query of [`{ redemptions(ids: ${JSON.stringify(ids(12))}) { id } }`, 'mutation { deleteWebhook(id: "wh_001") { success } }']) {
+      const outcome = subscribeWs(socketUrl, query, { connectionParams: member });
+      const error = (await outcome.ended) as { extensions?: { code?: string }; message?: string }[];
+      expect(error).toMatchObject([{ message: expect.stringContaining('subscriptions only'), extensions: { code: 'BAD_REQUEST' } }]);
+      outcome.close();
+    }
+    expect((await control.requests()).filter((request) => !request.path.startsWith('/__emulator'))).toEqual([]);
+  });
+
   it('shares one budget among the subgraph requests of an operation, and never lends what is reserved', () => {
     const ledger = createCallLedger(100, { calls: 40, bySubgraph: new Map([['recognition', 30], ['dashboards', 10]]) });
     expect(ledger.reserve('recognition')).toBe(75);
