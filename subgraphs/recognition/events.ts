@@ -45,9 +45,12 @@ const int32 = (value: unknown): number | null => {
  * later, so one a scalar would refuse (`DateTime`, `Int`) is dropped now rather than failing every
  * subscriber later.
  */
-function deliveredUser(raw: unknown): UserDto {
+/** A user as a delivery carries it; none where there is no object with an id (a user `"undefined"` would be a user nobody is). */
+function deliveredUser(raw: unknown): UserDto | null {
+  const record = asRecord(raw);
+  if (text(record.id) === null) return null;
   // `toUser` makes text of every field it reads, so it gets only the fields that are not objects or arrays (see `text`).
-  const user = toUser(Object.fromEntries(Object.entries(asRecord(raw)).filter(([, value]) => value === null || typeof value !== 'object')));
+  const user = toUser(Object.fromEntries(Object.entries(record).filter(([, value]) => value === null || typeof value !== 'object')));
   return {
     ...user,
     last_active_at: instantOrNull(user.last_active_at),
@@ -67,8 +70,8 @@ function toBonus(raw: Record<string, unknown>): BonusDto {
     amount: int32(raw.amount),
     amount_with_currency: text(raw.amount_with_currency),
     hashtag: hashtag && !hashtag.startsWith('#') ? `#${hashtag}` : hashtag,
-    giver: raw.giver ? deliveredUser(raw.giver) : null,
-    receivers: asArray(raw.receivers).map(deliveredUser),
+    giver: deliveredUser(raw.giver),
+    receivers: asArray(raw.receivers).flatMap((receiver) => deliveredUser(receiver) ?? []),
   };
 }
 
@@ -79,7 +82,7 @@ function toAchievement(raw: Record<string, unknown>): AchievementDto {
     title: text(raw.title),
     importance: int32(raw.importance),
     bonus_id: text(raw.bonus_id),
-    receiver: raw.receiver ? deliveredUser(raw.receiver) : null,
+    receiver: deliveredUser(raw.receiver),
   };
 }
 

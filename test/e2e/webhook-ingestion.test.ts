@@ -94,6 +94,18 @@ describe('webhook ingestion', () => {
     expect((await post(receiver, '{"type": "bonus.created", ')).status).toBe(400);
   });
 
+  it('reads a user that is no object, or has no id, as absent: never a user "undefined"', async () => {
+    const subscription = subscribeWs(t.graphqlUrl, 'subscription { bonusCreated { bonus { id giver { id } receivers { id displayName } } } }', { connectionParams: { 'x-recognition-token': DEMO_TOKENS.member } });
+    open.push(subscription);
+    await waitForEventSubscriptions(`${subgraph}/graphql`, open.length);
+    const broken = bonusDelivery('bon_broken_users', { giver: [1, 2], receivers: [null, { name: 'no id' }, { id: null }, 7, { id: 'usr_002', display_name: 'Bo Diaz' }] });
+    expect((await post(receiver, broken)).status).toBe(202);
+    expect((await post(receiver, bonusDelivery('bon_numeric_giver', { giver: 7, receivers: [] }))).status).toBe(202);
+    const [first, second] = await subscription.waitFor(2);
+    expect(first!.data).toEqual({ bonusCreated: { bonus: { id: 'bon_broken_users', giver: null, receivers: [{ id: 'usr_002', displayName: 'Bo Diaz' }] } } });
+    expect(second!.data).toEqual({ bonusCreated: { bonus: { id: 'bon_numeric_giver', giver: null, receivers: [] } } });
+  });
+
   it('takes an achievement delivered with the entity at the top level', async () => {
     const subscription = subscribeWs(t.graphqlUrl, 'subscription { achievementEarned { achievement { id title importance receiver { id } } } }', { connectionParams: { 'x-recognition-token': DEMO_TOKENS.member } });
     open.push(subscription);
