@@ -12,6 +12,7 @@ import type { RateLimitSettings } from './rateLimit.ts';
 import { readCircuitBreakerSettings, type CircuitBreakerSettings } from '../lib/circuitBreaker.ts';
 import { readTrustedDocumentsSettings, type TrustedDocumentsSettings } from './trustedDocuments.ts';
 import type { DropChannel } from './microCacheChannel.ts';
+import { DEFAULT_SUBSCRIBER_QUEUED_BYTES } from './subscriptions/pushIterator.ts';
 
 export interface GatewayConfig {
   port: number;
@@ -101,6 +102,8 @@ export interface SubscriptionLimits {
   streamsPerCredential: number;
   /** Events queued for one subscriber that reads slower than they come; past it the subscriber is ended with SUBSCRIBER_TOO_SLOW. @default 10000 */
   queuedEventsPerSubscriber: number;
+  /** Bytes of serialised events queued for one such subscriber; past it, ended the same way. Optional for configs built by hand. @default 8 MiB */
+  queuedBytesPerSubscriber?: number;
 }
 
 export interface FastPaths {
@@ -198,6 +201,7 @@ export function readGatewayConfig(env: Env, overrides: Partial<GatewayConfig> = 
       perCredential: readInt(env, 'MAX_SUBSCRIPTIONS_PER_CREDENTIAL', 2000, { min: 1, max: 1_000_000 }),
       streamsPerCredential: readInt(env, 'MAX_SUBSCRIPTION_STREAMS_PER_CREDENTIAL', 50, { min: 1, max: 100_000 }),
       queuedEventsPerSubscriber: readInt(env, 'MAX_SUBSCRIBER_QUEUED_EVENTS', 10_000, { min: 1, max: 1_000_000 }),
+      queuedBytesPerSubscriber: readInt(env, 'MAX_SUBSCRIBER_QUEUED_BYTES', DEFAULT_SUBSCRIBER_QUEUED_BYTES, { min: 16 * 1024, max: 1024 * 1024 * 1024 }),
     },
     shutdown: {
       delayMs: readInt(env, 'GATEWAY_DRAIN_DELAY_MS', 5000, { min: 0, max: 120_000 }),

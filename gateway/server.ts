@@ -224,6 +224,10 @@ export async function startGateway(config: GatewayConfig, logger: Logger): Promi
         }
       : undefined,
   });
+  // One for every transport: an event reaching subscribers over graphql-ws, SSE and multipart is
+  // serialised once, and those bytes are what it weighs in a slow subscriber's queue.
+  const payloads = config.sharedPayloads ? createSharedPayloads() : undefined;
+  const { perCredential, streamsPerCredential, queuedEventsPerSubscriber, queuedBytesPerSubscriber } = config.subscriptionLimits;
   const executor = createSubscriptionExecutor({
     planner,
     dataSources,
@@ -231,11 +235,10 @@ export async function startGateway(config: GatewayConfig, logger: Logger): Promi
     logger,
     demand,
     format,
-    limits: { subscriptions: config.subscriptionLimits.perCredential, streams: config.subscriptionLimits.streamsPerCredential, queuedEvents: config.subscriptionLimits.queuedEventsPerSubscriber },
+    limits: { subscriptions: perCredential, streams: streamsPerCredential, queuedEvents: queuedEventsPerSubscriber, queuedBytes: queuedBytesPerSubscriber },
     maxEventBytes: config.maxSubgraphResponseBytes,
+    payloads,
   });
-  // One for both transports: an event reaching subscribers over graphql-ws and SSE is serialised once.
-  const payloads = config.sharedPayloads ? createSharedPayloads() : undefined;
   subscriptionMetrics(metrics.registry, executor, payloads);
   sharedReadMetrics(metrics.registry, dataSources);
   batchedReadMetrics(metrics.registry, () => batchers);

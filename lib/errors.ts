@@ -18,7 +18,7 @@ export const ErrorCode = {
   UpstreamUnavailable: 'UPSTREAM_UNAVAILABLE',
   /** The operation would cost, or has made, more upstream calls than its budget. */
   OperationTooExpensive: 'OPERATION_TOO_EXPENSIVE',
-  /** A subscriber that fell too many events behind was ended: subscribe again from its last cursor. */
+  /** A subscriber that fell too many events, or bytes of events, behind was ended: subscribe again from its last cursor. */
   SubscriberTooSlow: 'SUBSCRIBER_TOO_SLOW',
   /** Trusted documents enforced: the operation's text is not in the manifest (Apollo Router's code). */
   PersistedQueryNotInList: 'PERSISTED_QUERY_NOT_IN_LIST',

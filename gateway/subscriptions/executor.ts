@@ -8,7 +8,8 @@ import { ErrorCode, graphError } from '../../lib/errors.ts';
 import { credentialHeadersFor, credentialKeyFor, requiredCredentialHeaders } from '../credentials.ts';
 import type { Planner } from '../planner.ts';
 import { RESUME_VARIABLE, type SubscriptionPlan } from './planning.ts';
-import { createPushIterator, type PushIterator } from './pushIterator.ts';
+import { createPushIterator, DEFAULT_SUBSCRIBER_QUEUED_BYTES, type PushIterator } from './pushIterator.ts';
+import type { SharedPayloads } from './sharedPayloads.ts';
 import { openUpstream, type Upstream } from './upstream.ts';
 import type { DemandControl, Estimate } from '../demandControl.ts';
 import { activeSpanContext, createEventSpans } from '../tracing.ts';
@@ -40,6 +41,12 @@ export interface SubscriptionExecutorOptions {
   demand?: DemandControl;
   /** The largest message read from a subgraph's event stream. @default 64 MiB */
   maxEventBytes?: number;
+  /**
+   * Where the transports serialise each result once for all its subscribers: a result that has to
+   * wait in a subscriber's queue is measured by those very bytes. @default none: such a result is
+   * serialised once to be measured (remembered for the other subscribers it waits for)
+   */
+  payloads?: Pick<SharedPayloads, 'bytesOf'> | undefined;
 }
 
 export interface CredentialLimits {
@@ -49,6 +56,8 @@ export interface CredentialLimits {
   streams: number;
   /** Events queued for one subscriber that reads slower than they come (it is then ended with SUBSCRIBER_TOO_SLOW). @default 10000 */
   queuedEvents?: number;
+  /** Bytes of serialised events queued for one such subscriber (past it, ended the same way). @default 8 MiB */
+  queuedBytes?: number;
 }
 
 export interface SubscriptionStats {
@@ -106,6 +115,20 @@ function stableStringify(value: unknown): string {
 }
 
 /**
+ * The bytes a result takes queued: its serialised size, what a stalled subscriber's memory grows by
+ * with it (the result objects themselves are the group's, shared). Asked only of results that wait.
+ */
+function resultSizes(payloads: Pick<SharedPayloads, 'bytesOf'> | undefined): (result: FormattedExecutionResult) => number {
+  if (payloads) return (result) => payloads.bytesOf(result).length;
+  const sizes = new WeakMap<object, number>();
+  return (result) => {
+    let size = sizes.get(result);
+    if (size === undefined) sizes.set(result, (size = Buffer.byteLength(JSON.stringify(result))));
+    return size;
+  };
+}
+
+/**
  * Federated subscriptions, transport-free: plans the operation, opens the primary on the owning
  * subgraph, and for each event runs the rest of the plan (entity fetches to other subgraphs).
  * Identical (operation, variables, credential) subscriptions share one upstream stream and one
@@ -114,12 +137,13 @@ function stableStringify(value: unknown): string {
  * lately (and is sent what followed), or else catches up on a stream of its own, which merges into
  * its peer once both delivered the same event (docs/EVENTS.md §5, "Resuming into a group").
  */
-export function createSubscriptionExecutor({ planner, subgraphUrl, dataSources, logger, demand, format = formatGraphError(logger), limits = { subscriptions: 2000, streams: 50 }, maxEventBytes }: SubscriptionExecutorOptions): SubscriptionExecutor {
+export function createSubscriptionExecutor({ planner, subgraphUrl, dataSources, logger, demand, format = formatGraphError(logger), limits = { subscriptions: 2000, streams: 50 }, maxEventBytes, payloads }: SubscriptionExecutorOptions): SubscriptionExecutor {
   /** The open groups of each stream identity: one live group, and any still catching up from a client's `after`. */
   const streams = new Map<string, Set<Group>>();
   /** The group each subscriber is in now (it moves when its group merges into another). */
   const memberships = new WeakMap<PushIterator<FormattedExecutionResult>, Group>();
   const capacity = limits.queuedEvents ?? 10_000;
+  const queuedBytes = { max: limits.queuedBytes ?? DEFAULT_SUBSCRIBER_QUEUED_BYTES, sizeOf: resultSizes(payloads) };
   /** What each credential holds open, by credential hash; an entry goes when it holds nothing. */
   const holdings = new Map<string, Holdings>();
   const holdingsOf = (holder: string) => holdings.get(holder) ?? { subscriptions: 0, streams: 0 };
@@ -142,10 +166,20 @@ export function createSubscriptionExecutor({ planner, subgraphUrl, dataSources, 
     group.subscribers.add(subscriber);
     memberships.set(subscriber, group);
   };
+  /** Whether a queue takes `results` in bytes: as the queue admits them, the first whatever its size. */
+  const fitsQueue = (results: readonly FormattedExecutionResult[]) => {
+    let total = 0;
+    for (const [index, result] of results.entries()) {
+      total += queuedBytes.sizeOf(result);
+      if (index > 0 && total > queuedBytes.max) return false;
+    }
+    return true;
+  };
   /**
    * What a subscriber that has had every event up to `cursor` must be sent to join `group` with
    * nothing lost or repeated; undefined when the group cannot tell (it never delivered `cursor`, or
-   * no longer holds what followed), or when it is more than the subscriber's queue takes.
+   * no longer holds what followed), or when it is more than the subscriber's queue takes, in events
+   * or in bytes (it would be ended on joining, and again each time it resumed from that cursor).
    */
   const missedSince = (group: Group, cursor: string): FormattedExecutionResult[] | undefined => {
     let missed: FormattedExecutionResult[] | undefined;
@@ -154,7 +188,7 @@ export function createSubscriptionExecutor({ planner, subgraphUrl, dataSources, 
       const index = group.recent.findLastIndex((delivered) => delivered.cursor === cursor);
       if (index !== -1) missed = group.recent.slice(index + 1).map((delivered) => delivered.result);
     }
-    return missed && missed.length < capacity ? missed : undefined;
+    return missed && missed.length < capacity && fitsQueue(missed) ? missed : undefined;
   };
   /**
    * Once a group has delivered the event at `cursor`, any other group of its stream that delivered it
@@ -344,7 +378,8 @@ export function createSubscriptionExecutor({ planner, subgraphUrl, dataSources, 
         adjust(holder, { streams: 1 });
       }
       const subscriber = createPushIterator<FormattedExecutionResult>({
-        capacity: limits.queuedEvents,
+        capacity,
+        bytes: queuedBytes,
         onReturn: () => {
           adjust(holder, { subscriptions: -1 });
           const current = memberships.get(subscriber);

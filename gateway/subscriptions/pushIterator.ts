@@ -2,8 +2,8 @@ import { ErrorCode, graphError } from '../../lib/errors.ts';
 
 /**
  * An async iterator fed by pushes: one per subscriber, so a slow reader queues its own events and
- * never holds up the others. Bounded: past `capacity` waiting events the subscriber is ended with
- * an error rather than letting memory grow without limit.
+ * never holds up the others. Bounded: past `capacity` waiting events, or `bytes.max` bytes of them,
+ * the subscriber is ended with an error rather than letting memory grow without limit.
  */
 export interface PushIterator<T> extends AsyncIterableIterator<T> {
   push(value: T): void;
@@ -16,8 +16,8 @@ export interface PushIterator<T> extends AsyncIterableIterator<T> {
   /**
    * From now on, values go straight to `sink` as they are pushed instead of waiting for `next()`,
    * what was queued first; `next()` then only tells the end (done, or the final error). While the
-   * sink is full, values wait in this queue, bounded by `capacity` as before. False when the
-   * stream has ended already: the reader drains it by `next()` as before.
+   * sink is full, values wait in this queue, bounded as before. False when the stream has ended
+   * already: the reader drains it by `next()` as before.
    */
   deliverTo(sink: PushSink<T>): boolean;
 }
@@ -35,8 +35,31 @@ export function isPushIterator<T>(value: unknown): value is PushIterator<T> {
   return typeof value === 'object' && value !== null && typeof (value as Partial<PushIterator<T>>).deliverTo === 'function';
 }
 
-export function createPushIterator<T>({ capacity = 10_000, onReturn }: { capacity?: number; onReturn?: () => void } = {}): PushIterator<T> {
+/**
+ * The gateway's bound on the bytes queued for one subscriber (MAX_SUBSCRIBER_QUEUED_BYTES): 128 of
+ * the largest webhook events (64 KiB), where 10,000 such events were 640 MB for one stalled reader.
+ */
+export const DEFAULT_SUBSCRIBER_QUEUED_BYTES = 8 * 1024 * 1024;
+
+export interface PushIteratorOptions<T> {
+  /** Values that may wait for the reader; one more ends the stream with SUBSCRIBER_TOO_SLOW. @default 10000 */
+  capacity?: number;
+  /**
+   * Bytes of the values that may wait for the reader; one more ends the stream with
+   * SUBSCRIBER_TOO_SLOW, though a value waits alone whatever its size (a reader whose connection
+   * is full for a moment is not ended for one large event). `sizeOf` is asked once per value that
+   * has to wait, never for one handed on at once. @default none: only `capacity` bounds the queue
+   */
+  bytes?: { max: number; sizeOf: (value: T) => number };
+  /** Called once when the stream ends, however it ends. */
+  onReturn?: () => void;
+}
+
+export function createPushIterator<T>({ capacity = 10_000, bytes, onReturn }: PushIteratorOptions<T> = {}): PushIterator<T> {
   const queue: T[] = [];
+  /** The size of each queued value, in step with `queue` (empty without a byte bound). */
+  const sizes: number[] = [];
+  let queuedBytes = 0;
   let waiting: ((result: IteratorResult<T>) => void) | undefined;
   let failing: ((error: Error) => void) | undefined;
   let ended = false;
@@ -53,14 +76,25 @@ export function createPushIterator<T>({ capacity = 10_000, onReturn }: { capacit
     for (const callback of endings.splice(0)) callback();
   };
 
-  const tooSlow = () =>
-    // The client's own doing, and one it can recover from without losing an event: say how.
+  /** `behind` says which bound was passed: the client's own doing, and one it can recover from without losing an event, so the message says how. */
+  const tooSlow = (behind: string) =>
     iterator.end(
       graphError(
-        `this subscriber fell ${capacity} events behind and was disconnected; subscribe again with \`after\` set to the \`cursor\` of the last event received to get the events missed since`,
+        `this subscriber fell ${behind} behind and was disconnected; subscribe again with \`after\` set to the \`cursor\` of the last event received to get the events missed since`,
         { code: ErrorCode.SubscriberTooSlow },
       ),
     );
+
+  /** The oldest queued value, its bytes given back. */
+  const take = (): T => {
+    if (bytes) queuedBytes -= sizes.shift()!;
+    return queue.shift()!;
+  };
+  const clear = () => {
+    queue.length = 0;
+    sizes.length = 0;
+    queuedBytes = 0;
+  };
 
   /** Tells a waiting reader the stream is over, with its final error if any, once nothing is left to read. */
   const settleEnd = () => {
@@ -75,7 +109,7 @@ export function createPushIterator<T>({ capacity = 10_000, onReturn }: { capacit
   const flush = () => {
     blocked = false;
     while (queue.length) {
-      if (!sink!.write(queue.shift()!)) {
+      if (!sink!.write(take())) {
         blocked = true;
         sink!.onWritable(flush);
         return;
@@ -101,8 +135,18 @@ export function createPushIterator<T>({ capacity = 10_000, onReturn }: { capacit
         return;
       }
       if (queue.length >= capacity) {
-        tooSlow();
+        tooSlow(`${capacity} events`);
         return;
+      }
+      if (bytes) {
+        // Measured only here, for a value that has to wait: one handed on at once costs nothing.
+        const size = bytes.sizeOf(value);
+        if (queue.length > 0 && queuedBytes + size > bytes.max) {
+          tooSlow(`more than ${bytes.max} bytes of events`);
+          return;
+        }
+        queuedBytes += size;
+        sizes.push(size);
       }
       queue.push(value);
     },
@@ -120,7 +164,7 @@ export function createPushIterator<T>({ capacity = 10_000, onReturn }: { capacit
     },
     cut(error) {
       if (ended) return;
-      queue.length = 0;
+      clear();
       iterator.end(error);
     },
     whenEnded(callback) {
@@ -129,7 +173,7 @@ export function createPushIterator<T>({ capacity = 10_000, onReturn }: { capacit
     },
     next() {
       // With a sink, queued values are the sink's to write, in order; the reader only hears the end.
-      if (queue.length && !sink) return Promise.resolve({ value: queue.shift()!, done: false });
+      if (queue.length && !sink) return Promise.resolve({ value: take(), done: false });
       // Ended, with nothing left for the sink to write (`flush` settles the end after the last one).
       if (ended && queue.length === 0) {
         if (finalError) {
@@ -154,7 +198,7 @@ export function createPushIterator<T>({ capacity = 10_000, onReturn }: { capacit
     },
   };
   function close(): Promise<IteratorResult<T>> {
-    queue.length = 0;
+    clear();
     finish();
     if (waiting) {
       const resolve = waiting;

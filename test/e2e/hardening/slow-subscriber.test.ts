@@ -1,8 +1,7 @@
-import { request } from 'node:http';
 import { afterEach, describe, expect, it } from 'vitest';
-import WebSocket from 'ws';
 import { DEMO_TOKENS } from '../../../emulators/recognition/data.ts';
 import { startTestStack } from '../../support/stack.ts';
+import { stallingMultipart, stallingSse, stallingWs, type Stalling } from '../../support/stallingSubscribers.ts';
 import { waitForEventSubscriptions, waitUntil } from '../../support/waitFor.ts';
 
 /**
@@ -21,81 +20,9 @@ const QUERY = 'subscription { bonusCreated(filter: { hashtag: "slow" }) { cursor
 const REASON = 'r'.repeat(40_000);
 const stats = () => t.stack.gateway.subscriptions.stats();
 
-interface WireError {
-  message: string;
-  extensions?: { code?: string };
-}
-
-/** A subscriber whose reading can be stopped: the socket is left unread, as a stalled client's is. */
-interface Stalling {
-  /** Results received so far (`next` payloads). */
-  results: { data?: unknown; errors?: WireError[] }[];
-  stall(): void;
-  resume(): void;
-  close(): void;
-}
-
-function overWs(): Stalling {
-  const socket = new WebSocket(t.graphqlUrl.replace(/^http/, 'ws'), 'graphql-transport-ws');
-  const results: Stalling['results'] = [];
-  socket.on('open', () => socket.send(JSON.stringify({ type: 'connection_init', payload: member })));
-  socket.on('message', (data) => {
-    const message = JSON.parse(String(data)) as { type: string; payload?: unknown };
-    if (message.type === 'connection_ack') socket.send(JSON.stringify({ id: '1', type: 'subscribe', payload: { query: QUERY } }));
-    // graphql-ws ends an operation with an `error` message: kept as a result of errors.
-    if (message.type === 'next') results.push(message.payload as Stalling['results'][number]);
-    if (message.type === 'error') results.push({ errors: message.payload as WireError[] });
-  });
-  return { results, stall: () => socket.pause(), resume: () => socket.resume(), close: () => socket.close() };
-}
-
-function overSse(): Stalling {
-  const results: Stalling['results'] = [];
-  let response: import('node:http').IncomingMessage | undefined;
-  let buffered = '';
-  const call = request(t.graphqlUrl, { method: 'POST', headers: { 'content-type': 'application/json', accept: 'text/event-stream', ...member } }, (res) => {
-    response = res;
-    res.setEncoding('utf8');
-    res.on('data', (chunk: string) => {
-      buffered += chunk;
-      let end;
-      while ((end = buffered.indexOf('\n\n')) >= 0) {
-        const message = buffered.slice(0, end);
-        buffered = buffered.slice(end + 2);
-        const event = /^event: (\w+)/m.exec(message)?.[1];
-        const data = /^data: (.*)$/m.exec(message)?.[1];
-        if (event === 'next' && data) results.push(JSON.parse(data) as Stalling['results'][number]);
-      }
-    });
-  });
-  call.end(JSON.stringify({ query: QUERY }));
-  return { results, stall: () => response?.pause(), resume: () => response?.resume(), close: () => call.destroy() };
-}
-
-function overMultipart(): Stalling {
-  const results: Stalling['results'] = [];
-  let response: import('node:http').IncomingMessage | undefined;
-  let buffered = '';
-  const headers = { 'content-type': 'application/json', accept: 'multipart/mixed;subscriptionSpec="1.0", application/json', ...member };
-  const call = request(t.graphqlUrl, { method: 'POST', headers }, (res) => {
-    response = res;
-    res.setEncoding('utf8');
-    res.on('data', (chunk: string) => {
-      buffered += chunk;
-      let end;
-      while ((end = buffered.indexOf('\r\n--graphql', 1)) >= 0) {
-        const part = buffered.slice(0, end);
-        buffered = buffered.slice(end);
-        const message = JSON.parse(part.slice(part.indexOf('\r\n\r\n') + 4)) as { payload?: Stalling['results'][number] | null; errors?: WireError[] };
-        // The protocol's transport error (`payload: null`) ends it: kept as a result of errors.
-        if (message.payload) results.push(message.payload);
-        else if (message.errors) results.push({ errors: message.errors });
-      }
-    });
-  });
-  call.end(JSON.stringify({ query: QUERY }));
-  return { results, stall: () => response?.pause(), resume: () => response?.resume(), close: () => call.destroy() };
-}
+const overWs = () => stallingWs(t.graphqlUrl, QUERY, member);
+const overSse = () => stallingSse(t.graphqlUrl, QUERY, member);
+const overMultipart = () => stallingMultipart(t.graphqlUrl, QUERY, member);
 
 const giveBonus = () => emulator.control('bonuses', { giver_id: 'usr_003', receiver_ids: ['usr_004'], hashtag: 'slow', reason: REASON });
 
