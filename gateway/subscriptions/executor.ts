@@ -206,8 +206,9 @@ export function createSubscriptionExecutor({ planner, subgraphUrl, dataSources, 
       group.upstream.close();
       for (const subscriber of [...group.subscribers]) {
         group.subscribers.delete(subscriber);
-        for (const result of missed) subscriber.push(result);
+        // Attached first: a push that ends a subscriber already behind leaves the group it is in now.
         attach(peer, subscriber);
+        for (const result of missed) subscriber.push(result);
       }
       return;
     }
@@ -223,6 +224,14 @@ export function createSubscriptionExecutor({ planner, subgraphUrl, dataSources, 
     // Set below, before any event can come.
     let self!: Group;
     let lastCursor = after;
+    // The cursor of the last event the subgraph sent, executed or not: a stream that drops while
+    // received events wait their turn resumes after them (from `lastCursor` it would be sent them again).
+    let receivedCursor = after;
+    const cursorOf = (event: ExecutionResult): string | undefined => {
+      const root = event.data?.[plan.rootField] as Record<string, unknown> | null | undefined;
+      const cursor = plan.cursorAlias && root ? root[plan.cursorAlias] : undefined;
+      return typeof cursor === 'string' ? cursor : undefined;
+    };
     // Events are executed one after another, so every subscriber sees them in upstream order.
     let tail = Promise.resolve();
     // Each event's trace links to the subscription that opened the group.
@@ -275,8 +284,7 @@ export function createSubscriptionExecutor({ planner, subgraphUrl, dataSources, 
         if (event.errors?.length) deliver({ errors: formatAll(event.errors) }, undefined);
         return;
       }
-      const root = event.data[plan.rootField] as Record<string, unknown> | null | undefined;
-      const cursor = plan.cursorAlias && root && typeof root[plan.cursorAlias] === 'string' ? (root[plan.cursorAlias] as string) : undefined;
+      const cursor = cursorOf(event);
       if (cursor !== undefined) lastCursor = cursor;
       executions += 1;
       // The primary fetch is answered by the event itself; the rest of the plan runs as for a query.
@@ -301,10 +309,11 @@ export function createSubscriptionExecutor({ planner, subgraphUrl, dataSources, 
         query: plan.primary.operation,
         ...(plan.primary.operationName ? { operationName: plan.primary.operationName } : {}),
         variables: Object.fromEntries(
-          (plan.primary.variableUsages ?? []).map((name) => [name, name === RESUME_VARIABLE ? (lastCursor ?? null) : variables[name]]),
+          (plan.primary.variableUsages ?? []).map((name) => [name, name === RESUME_VARIABLE ? (receivedCursor ?? null) : variables[name]]),
         ),
       }),
       onResult: (result) => {
+        receivedCursor = cursorOf(result) ?? receivedCursor;
         tail = tail.then(() => execute(result)).catch((error: unknown) => {
           logger.error({ err: { message: (error as Error).message } }, 'subscription event execution failed');
           broadcast({ errors: [{ message: 'Internal server error', extensions: { code: 'INTERNAL_SERVER_ERROR' } }] });
@@ -392,9 +401,10 @@ export function createSubscriptionExecutor({ planner, subgraphUrl, dataSources, 
           }
         },
       });
-      for (const result of missed) subscriber.push(result);
+      // Counted and attached before anything is pushed: a push that ended it would undo both.
       attach(group, subscriber);
       adjust(holder, { subscriptions: 1 });
+      for (const result of missed) subscriber.push(result);
       return subscriber;
     },
     stats() {

@@ -1,7 +1,8 @@
 import net, { type Socket } from 'node:net';
 import { afterAll, afterEach, describe, expect, it } from 'vitest';
-import type { ExecutionResult } from 'graphql';
+import { parse, type ExecutionResult } from 'graphql';
 import { DEMO_TOKENS } from '../../emulators/recognition/data.ts';
+import { isPushIterator } from '../../gateway/subscriptions/pushIterator.ts';
 import { knownSecrets } from '../support/logs.ts';
 import { startRecognitionEmulator, startRecognitionGateway, startRecognitionSubgraph } from '../support/recognitionPieces.ts';
 import { subscribeMultipart, subscribeSse, subscribeWs, type Collected } from '../support/subscribers.ts';
@@ -249,6 +250,38 @@ describe('clients resuming from the same cursor', () => {
       expect(subscription.results).toHaveLength(4);
     }
     expect(live.results).toHaveLength(2);
+  });
+
+  it('let go of a subscriber the merge itself ends (too slow for what it missed): no stream or place is kept for it', { timeout: 30_000 }, async () => {
+    const small = await startRecognitionGateway(relay.url, { subscriptionLimits: { perConnection: 50, perCredential: 100, streamsPerCredential: 50, queuedEventsPerSubscriber: 30 } });
+    try {
+      const live = subscribeWs(small.graphqlUrl, 'subscription { bonusCreated { id cursor } }', { connectionParams: member });
+      open.push(live);
+      await waitForEventSubscriptions(subgraph.graphqlUrl, 1);
+      for (let index = 0; index < 40; index += 1) await giveBonus();
+      const first = events(await live.waitFor(40, 20_000))[0] as BonusEvent;
+      // A subscriber that never reads (nothing takes its events from the gateway): 39 missed is
+      // more than its 30, so it catches up on a stream of its own. That stream reaches the live
+      // one's last 29 events after 10 events of its own, and merging pushes those 29 onto its 10.
+      const behind = await small.subscriptions.subscribe({ document: parse(query), variables: { after: first.cursor }, headers: member });
+      if (!isPushIterator(behind)) throw new Error(`refused: ${JSON.stringify(behind)}`);
+      await waitUntil(() => small.subscriptions.stats().upstreams === 1 && small.subscriptions.stats().subscribers === 1, () => `the merge, and its subscriber let go (${JSON.stringify(small.subscriptions.stats())})`);
+      const read: unknown[] = [];
+      const ending = await (async () => {
+        try {
+          for await (const result of behind) read.push(result);
+        } catch (error) {
+          return error;
+        }
+        return undefined;
+      })();
+      expect(read).toHaveLength(30);
+      expect(ending).toMatchObject({ extensions: { code: 'SUBSCRIBER_TOO_SLOW' } });
+      live.close();
+      await waitUntil(() => small.subscriptions.stats().upstreams === 0 && small.subscriptions.stats().subscribers === 0, () => `every stream let go (${JSON.stringify(small.subscriptions.stats())})`);
+    } finally {
+      await small.close();
+    }
   });
 
   it('count a stream of their own against MAX_SUBSCRIPTION_STREAMS_PER_CREDENTIAL while they catch up', async () => {

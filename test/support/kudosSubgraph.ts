@@ -17,7 +17,8 @@ export const KUDOS_SDL = `
   }
 `;
 
-export async function startKudosSubgraph() {
+/** `lookupMs`: how long each lookup takes, so that a test can hold events in the gateway while they execute. */
+export async function startKudosSubgraph({ lookupMs = 0 }: { lookupMs?: number } = {}) {
   const lookups: string[] = [];
   const started = await startSubgraph(
     {
@@ -27,8 +28,9 @@ export async function startKudosSubgraph() {
       typeDefs: parse(KUDOS_SDL),
       resolvers: {
         Bonus: {
-          __resolveReference: (reference: { id: string }) => {
+          __resolveReference: async (reference: { id: string }) => {
             lookups.push(reference.id);
+            if (lookupMs > 0) await new Promise((resolve) => setTimeout(resolve, lookupMs));
             return { id: reference.id, celebration: `Party for ${reference.id}` };
           },
         },

@@ -19,6 +19,8 @@ export interface RoundRobinProxy {
   hits: ProxyHit[];
   /** WebSocket tunnels open now, by backend. */
   openTunnels(): number[];
+  /** Cuts every WebSocket tunnel open now, as a network fault would: both ends see the connection drop. */
+  cutTunnels(): void;
   close(): Promise<void>;
 }
 
@@ -103,6 +105,12 @@ export async function startRoundRobinProxy(): Promise<RoundRobinProxy> {
     });
   }
 
+  const cutTunnels = () => {
+    for (const entry of tunnels) {
+      entry.client.destroy();
+      entry.upstream.destroy();
+    }
+  };
   const server = http.createServer((req, res) => {
     forward(req, res).catch(() => res.destroy());
   });
@@ -115,11 +123,9 @@ export async function startRoundRobinProxy(): Promise<RoundRobinProxy> {
     },
     hits,
     openTunnels: () => [...tunnels].map((entry) => entry.backend),
+    cutTunnels,
     async close() {
-      for (const entry of tunnels) {
-        entry.client.destroy();
-        entry.upstream.destroy();
-      }
+      cutTunnels();
       await started.close();
     },
   };
