@@ -3,7 +3,7 @@ import { existsSync } from 'node:fs';
 import { DEFAULT_MAX_BODY_BYTES } from '../lib/http.ts';
 import { readTrustedProxies, type TrustedProxies } from '../lib/trustedProxies.ts';
 import { readCorsSettings, type CorsSettings } from './cors.ts';
-import type { OperationLimits } from './limits.ts';
+import { readOperationLimits, type OperationLimits } from '../lib/operationShapeLimits.ts';
 import { SERVICES, defaultSubgraphUrl } from '../lib/services.ts';
 import { readAuthSettings } from './auth/config.ts';
 import type { AuthSettings } from './auth/authenticate.ts';
@@ -181,12 +181,7 @@ export function readGatewayConfig(env: Env, overrides: Partial<GatewayConfig> = 
     maxBodyBytes: readInt(env, 'MAX_BODY_BYTES', DEFAULT_MAX_BODY_BYTES, { min: 1024, max: 64 * 1024 * 1024 }),
     supergraphPath: readSupergraphPath(env),
     vendorTelemetry: readBoolean(env, 'APOLLO_VENDOR_TELEMETRY', false),
-    limits: {
-      maxDepth: readInt(env, 'MAX_QUERY_DEPTH', 12, { min: 2, max: 100 }),
-      maxFields: readInt(env, 'MAX_QUERY_FIELDS', 1000, { min: 10, max: 100_000 }),
-      maxAliases: readInt(env, 'MAX_QUERY_ALIASES', 100, { min: 1, max: 100_000 }),
-      maxRootFields: readInt(env, 'MAX_QUERY_ROOT_FIELDS', 50, { min: 1, max: 10_000 }),
-    },
+    limits: readOperationLimits(env),
     demand: {
       maxUpstreamCalls: readInt(env, 'MAX_OPERATION_UPSTREAM_CALLS', 1000, { min: 1, max: 1_000_000 }),
     },

@@ -22,7 +22,7 @@ import { createDropChannel } from './microCacheChannel.ts';
 import { HttpRequestContext, type GatewayContext } from './context.ts';
 import { createPassThrough } from './passThrough.ts';
 import { checkReadiness } from './readiness.ts';
-import { operationLimitsRule } from './limits.ts';
+import { operationLimitsRule } from '../lib/operationShapeLimits.ts';
 import { scalarLiteralsRule, withScalarParsers } from './scalarLiterals.ts';
 import { createDemandControl, readCostTable } from './demandControl.ts';
 import { demandControlPlugin } from './demandControlPlugin.ts';

@@ -1,3 +1,4 @@
+import { readOperationLimits, withSubgraphHeadroom, type OperationLimits } from './operationShapeLimits.ts';
 import { readBoolean, readHost, readInt, readMetricsToken, readPort, readUrl, type Env } from './config.ts';
 import { readCircuitBreakerSettings, type CircuitBreakerSettings } from './circuitBreaker.ts';
 
@@ -108,6 +109,8 @@ export interface SubgraphBasics {
   circuitBreaker: CircuitBreakerSettings;
   /** `/metrics` answers only `Authorization: Bearer <token>` when set (METRICS_TOKEN). */
   metricsToken: string | undefined;
+  /** The shapes its `/graphql` takes: four times the gateway's `MAX_QUERY_*`, read from the same settings. */
+  operationLimits: OperationLimits;
 }
 
 /**
@@ -125,5 +128,6 @@ export function readSubgraphBasics(env: Env, service: ServiceEntry, apiUrl?: str
     maxRequestUpstreamCalls: readInt(env, 'MAX_REQUEST_UPSTREAM_CALLS', 1000, { min: 1, max: 1_000_000 }),
     circuitBreaker: readCircuitBreakerSettings(env),
     metricsToken: readMetricsToken(env),
+    operationLimits: withSubgraphHeadroom(readOperationLimits(env)),
   };
 }

@@ -59,7 +59,7 @@ export async function createImportsSubgraph(config: ImportsConfig, logger: Logge
     maxRequestUpstreamCalls: config.maxRequestUpstreamCalls,
     metrics,
     logger,
-    attach: (server, schema) => attachSubscriptionServer({ server, schema, logger, service: 'imports', context: (params) => makeContext(dependencies, params) }),
+    attach: (server, schema, limits) => attachSubscriptionServer({ server, schema, limits, logger, service: 'imports', context: (params) => makeContext(dependencies, params) }),
     async dispose() {
       await poller.close();
       await transport.close();

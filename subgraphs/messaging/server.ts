@@ -51,7 +51,7 @@ export async function createMessagingSubgraph(config: MessagingConfig, logger: L
     metrics,
     logger,
     routes: [...receiver(INBOUND_PATH, parseInboundCallback), ...receiver(STATUS_PATH, parseStatusCallback)],
-    attach: (server, schema) => attachSubscriptionServer({ server, schema, logger, service: 'messaging', context: (params) => makeContext(dependencies, params) }),
+    attach: (server, schema, limits) => attachSubscriptionServer({ server, schema, limits, logger, service: 'messaging', context: (params) => makeContext(dependencies, params) }),
     async dispose() {
       await events.close();
       await transport.close();

@@ -52,7 +52,7 @@ export async function createRecognitionSubgraph(config: RecognitionConfig, logge
       parse: parseRecognitionDelivery,
       logger,
     }),
-    attach: (server, schema) => attachSubscriptionServer({ server, schema, logger, service: 'recognition', context: (params) => makeContext(dependencies, params) }),
+    attach: (server, schema, limits) => attachSubscriptionServer({ server, schema, limits, logger, service: 'recognition', context: (params) => makeContext(dependencies, params) }),
     async afterListen(url) {
       if (!config.publicUrl || !config.serviceToken) return;
       const client = createRecognitionClient({ transport, token: config.serviceToken });

@@ -1,10 +1,11 @@
 import type http from 'node:http';
-import { getOperationAST, GraphQLError, parse, type GraphQLSchema, type GraphQLFormattedError } from 'graphql';
+import { getOperationAST, GraphQLError, parse, specifiedRules, validate, type GraphQLSchema, type GraphQLFormattedError, type ValidationRule } from 'graphql';
 import { WebSocketServer } from 'ws';
 import { useServer } from 'graphql-ws/use/ws';
 import type { Logger } from '../../../lib/logger.ts';
 import { formatGraphError } from '../../../lib/errorFormatting.ts';
 import { DEFAULT_MAX_BODY_BYTES } from '../../../lib/http.ts';
+import { operationLimitsRule, SUBGRAPH_OPERATION_LIMITS } from '../../../lib/operationShapeLimits.ts';
 import { EVENT_TRACE_EXTENSION } from '../../../lib/tracing.ts';
 import { eventTraceOf } from './eventTraces.ts';
 
@@ -20,6 +21,8 @@ export interface SubscriptionServerOptions<Context extends object> {
   path?: string;
   /** The largest message accepted (as the HTTP body limit); a larger one closes the socket with 1009. @default 1 MiB */
   maxPayloadBytes?: number;
+  /** The shape bound `/graphql` validates with over HTTP (subgraphs/kit/server.ts). @default SUBGRAPH_OPERATION_LIMITS's */
+  limits?: ValidationRule;
 }
 
 /**
@@ -49,6 +52,7 @@ export function onlyPeerGone(errors: readonly { originalError?: unknown }[]): bo
   return errors.length > 0 && errors.every(({ originalError }) => PEER_GONE.has(String((originalError as { code?: unknown } | undefined)?.code)));
 }
 
+
 const ONLY_SUBSCRIPTIONS = [new GraphQLError('this socket carries subscriptions only: send queries and mutations over HTTP', { extensions: { code: 'BAD_REQUEST' } })];
 
 const lowerCaseKeys = (params: unknown): Record<string, unknown> =>
@@ -62,8 +66,10 @@ export const SUBGRAPH_RESTART = { code: 1012, reason: 'the subgraph is restartin
  * subscriptions are taken. Credentials arrive in `connectionParams` under the same names as the
  * HTTP headers.
  */
-export function attachSubscriptionServer<Context extends object>({ server, schema, context, logger, service, path = '/graphql', maxPayloadBytes = DEFAULT_MAX_BODY_BYTES }: SubscriptionServerOptions<Context>): () => Promise<void> {
+export function attachSubscriptionServer<Context extends object>({ server, schema, context, logger, service, path = '/graphql', maxPayloadBytes = DEFAULT_MAX_BODY_BYTES, limits = operationLimitsRule(SUBGRAPH_OPERATION_LIMITS) }: SubscriptionServerOptions<Context>): () => Promise<void> {
   const wss = new WebSocketServer({ server, path, maxPayload: maxPayloadBytes });
+  // graphql-ws alone validates with graphql-js's rules only.
+  const rules = [...specifiedRules, limits];
   const format = formatGraphError(logger, { service });
   const formatAll = (errors: readonly { toJSON(): GraphQLFormattedError }[]) => errors.map((error) => format(error.toJSON(), error));
   const disposable = useServer(
@@ -71,6 +77,7 @@ export function attachSubscriptionServer<Context extends object>({ server, schem
       schema,
       context: (ctx) => context(lowerCaseKeys(ctx.connectionParams)),
       onSubscribe: (_ctx, _id, payload) => (notASubscription(payload.query, payload.operationName) ? ONLY_SUBSCRIPTIONS : undefined),
+      validate: (validated, document) => validate(validated, document, rules),
       onNext: (_ctx, _id, _payload, args, result) => {
         const trace = eventTraceOf(args.contextValue);
         if (!result.errors && !trace) return undefined;

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { buildClientSchema, getIntrospectionQuery, parse, type IntrospectionQuery } from 'graphql';
 import { DEMO_TOKENS } from '../../../emulators/recognition/data.ts';
-import { measureDocument } from '../../../gateway/limits.ts';
+import { measureDocument } from '../../../lib/operationShapeLimits.ts';
 import { startTestStack } from '../../support/stack.ts';
 import { subscribeSse, subscribeWs } from '../../support/subscribers.ts';
 

@@ -8,17 +8,61 @@ import {
   type SelectionSetNode,
   type ValidationContext,
 } from 'graphql';
+import { readInt, type Env } from './config.ts';
 
 export interface OperationLimits {
-  /** Deepest field nesting accepted. @default 12 */
+  /** Deepest field nesting accepted. */
   maxDepth: number;
-  /** Most fields selected in one operation, fragments expanded. @default 1000 */
+  /** Most fields selected in one operation, fragments expanded. */
   maxFields: number;
-  /** Most aliased fields in one operation, fragments expanded. @default 100 */
+  /** Most aliased fields in one operation, fragments expanded. */
   maxAliases: number;
-  /** Most fields selected at the root of one operation, fragments expanded. @default 50 */
+  /** Most fields selected at the root of one operation, fragments expanded. */
   maxRootFields: number;
 }
+
+/** The gateway's defaults for what a client may send (`MAX_QUERY_DEPTH`, `_FIELDS`, `_ALIASES`, `_ROOT_FIELDS`). */
+export const GATEWAY_OPERATION_LIMITS: Readonly<OperationLimits> = { maxDepth: 12, maxFields: 1000, maxAliases: 100, maxRootFields: 50 };
+
+/** How many times the gateway's limits a subgraph accepts. */
+const SUBGRAPH_HEADROOM = 4;
+
+/** `MAX_QUERY_DEPTH`, `MAX_QUERY_FIELDS`, `MAX_QUERY_ALIASES`, `MAX_QUERY_ROOT_FIELDS`: what the gateway takes from a client. */
+export function readOperationLimits(env: Env): OperationLimits {
+  return {
+    maxDepth: readInt(env, 'MAX_QUERY_DEPTH', GATEWAY_OPERATION_LIMITS.maxDepth, { min: 2, max: 100 }),
+    maxFields: readInt(env, 'MAX_QUERY_FIELDS', GATEWAY_OPERATION_LIMITS.maxFields, { min: 10, max: 100_000 }),
+    maxAliases: readInt(env, 'MAX_QUERY_ALIASES', GATEWAY_OPERATION_LIMITS.maxAliases, { min: 1, max: 100_000 }),
+    maxRootFields: readInt(env, 'MAX_QUERY_ROOT_FIELDS', GATEWAY_OPERATION_LIMITS.maxRootFields, { min: 1, max: 10_000 }),
+  };
+}
+
+/** What a subgraph accepts when the gateway takes `limits` (below). */
+export function withSubgraphHeadroom(limits: OperationLimits): OperationLimits {
+  return {
+    maxDepth: limits.maxDepth * SUBGRAPH_HEADROOM,
+    maxFields: limits.maxFields * SUBGRAPH_HEADROOM,
+    maxAliases: limits.maxAliases * SUBGRAPH_HEADROOM,
+    maxRootFields: limits.maxRootFields * SUBGRAPH_HEADROOM,
+  };
+}
+
+/**
+ * What a subgraph accepts on its own `/graphql` (HTTP, batches of reads, WebSocket): 48 deep,
+ * 4,000 fields, 400 aliases, 200 root fields. Its port is reachable without the gateway, and one
+ * request of 55,000 aliases cost it 310 to 700 ms. It must still take every fetch the gateway plans
+ * for an operation within the gateway's limits, and Apollo's planner adds to what the client asked:
+ * `__typename` in selection sets of abstract types; `__typename` and the key fields (two at most
+ * here, `Subscriber`'s `storeId mobileId`) where the operation goes on in another subgraph; that
+ * fetch's `_entities` level, which starts at the entity, so no deeper than the client's operation;
+ * an alias where a field's type differs between branches in one subgraph (this graph has no
+ * interface or union). The gateway adds a subscription's cursor alias. At most three fields added
+ * for each field asked: four times holds whatever the client's shape
+ * (test/unit/subgraphOperationLimits.test.ts measures the fetches planned at the gateway's limits).
+ * These are four times the defaults; a subgraph reads the same `MAX_QUERY_*` settings as the
+ * gateway and takes four times those (`readSubgraphBasics`): give both processes the same values.
+ */
+export const SUBGRAPH_OPERATION_LIMITS: Readonly<OperationLimits> = withSubgraphHeadroom(GATEWAY_OPERATION_LIMITS);
 
 /** What a selection set costs to expand, relative to where it sits. Counts saturate at `cap`. */
 export interface Measure {
@@ -145,22 +189,33 @@ const refusal = (message: string, node: OperationDefinitionNode | DocumentNode) 
 
 /**
  * Refuses operations too deep, too wide, with too many aliases or root fields before they are
- * planned: a single request cannot make the gateway fan out without bound. Runs as a validation
- * rule, so HTTP, WebSocket and SSE share it; its cost is linear in the document.
+ * planned or run: a single request cannot make the gateway fan out, or a subgraph work, without
+ * bound. Runs as a validation rule, so every transport shares it; its cost is linear in the
+ * document. Listed after graphql-js's rules, it still runs before they walk the document: they
+ * all walk it together, its root first.
  */
 export function operationLimitsRule({ maxDepth, maxFields, maxAliases, maxRootFields }: OperationLimits) {
   const cap = Math.max(maxDepth, maxFields, maxAliases, maxRootFields);
   return (context: ValidationContext): ASTVisitor => ({
     Document(document) {
       const shape = measureDocument(document, cap);
+      let refused = shape.fragmentProblems.length > 0;
       for (const problem of shape.fragmentProblems) context.reportError(refusal(`the operation cannot be measured: ${problem}`, document));
       for (const [operation, { depth, fields, aliases, topFields }] of shape.operations) {
-        if (depth > maxDepth) context.reportError(refusal(`the operation nests ${depth > cap ? `more than ${cap}` : depth} levels deep; at most ${maxDepth} are allowed`, operation));
-        if (fields > maxFields) context.reportError(refusal(`the operation selects more than ${maxFields} fields`, operation));
-        if (aliases > maxAliases) context.reportError(refusal(`the operation uses more than ${maxAliases} aliases`, operation));
-        if (topFields > maxRootFields) context.reportError(refusal(`the operation selects more than ${maxRootFields} root fields`, operation));
+        const errors = [
+          depth > maxDepth && `the operation nests ${depth > cap ? `more than ${cap}` : depth} levels deep; at most ${maxDepth} are allowed`,
+          fields > maxFields && `the operation selects more than ${maxFields} fields`,
+          aliases > maxAliases && `the operation uses more than ${maxAliases} aliases`,
+          topFields > maxRootFields && `the operation selects more than ${maxRootFields} root fields`,
+        ];
+        for (const message of errors) if (message) context.reportError(refusal(message, operation));
+        refused ||= errors.some(Boolean);
       }
-      return false;
+      // A refused document goes no further, for any rule: in graphql-js's parallel walk, a visitor
+      // returning a value other than undefined, false or BREAK replaces the node for all of them, and
+      // null removes it. The other rules' walk of 55,000 aliases took 220 ms, three times their
+      // parse, to add nothing to a refusal.
+      return refused ? null : false;
     },
   });
 }
