@@ -27,7 +27,11 @@ function maskUnexpectedErrors(logger: Logger) {
     const code = formatted.extensions?.code;
     if (typeof code === 'string' && KNOWN_CODES.has(code)) return formatted;
     const original = unwrapResolverError(error);
-    logger.error({ err: original instanceof Error ? { name: original.name, message: original.message, stack: original.stack } : String(original), path: formatted.path }, 'unexpected error');
+    // An operation cut off because its caller left (a socket closed mid-query): nobody reads the
+    // answer, and nothing is wrong. At error level, any client could write a line with a stack.
+    const cause = original instanceof GraphQLError && original.originalError ? original.originalError : original;
+    if (cause instanceof Error && cause.name === 'AbortError') logger.debug({ path: formatted.path, reason: cause.message }, 'operation cancelled');
+    else logger.error({ err: original instanceof Error ? { name: original.name, message: original.message, stack: original.stack } : String(original), path: formatted.path }, 'unexpected error');
     return { message: 'Internal server error', ...(formatted.path ? { path: formatted.path } : {}), ...(formatted.locations ? { locations: formatted.locations } : {}), extensions: { code: 'INTERNAL_SERVER_ERROR' } };
   };
 }

@@ -101,8 +101,11 @@ export function createPushIterator<T>({ capacity = 10_000, bytes, onReturn }: Pu
     if (!waiting || queue.length) return;
     const [resolve, reject] = [waiting, failing!];
     waiting = failing = undefined;
-    if (finalError) reject(finalError);
-    else resolve({ value: undefined, done: true });
+    if (!finalError) return resolve({ value: undefined, done: true });
+    // Told once, as `next` does: a reader that reads on hears only that the stream is done.
+    const error = finalError;
+    finalError = undefined;
+    reject(error);
   };
 
   /** Writes what waits to the sink until it is full again; once all is written, an ended stream tells its reader. */

@@ -51,3 +51,32 @@ describe('a graphql-ws client that breaks the protocol', () => {
     expect(written()).toEqual([]);
   });
 });
+
+describe('a graphql-ws client that leaves while its query runs', () => {
+  it('has its operation cancelled without an error line: any client could write one with a stack', { timeout: 20_000 }, async () => {
+    // The stack logs into this file's captured lines; only those written from here on count.
+    const { capturedLogs } = await import('../support/logs.ts');
+    const from = capturedLogs.length;
+    const recognition = t.emulator('recognition');
+    await recognition.fault({ path: '*', latencyMs: 300 });
+    onTestFinished(() => recognition.reset());
+    for (let run = 0; run < 3; run += 1) {
+      await new Promise<void>((resolve) => {
+        const socket = new WebSocket(t.graphqlUrl.replace(/^http/, 'ws'), 'graphql-transport-ws');
+        socket.on('open', () => socket.send(JSON.stringify({ type: 'connection_init', payload: { 'x-recognition-token': 'demo-admin-token-7f3c9a1e2b4d8c6f' } })));
+        socket.on('message', (data) => {
+          if (!String(data).includes('connection_ack')) return;
+          socket.send(JSON.stringify({ id: '1', type: 'subscribe', payload: { query: '{ rewardCatalog { name } }' } }));
+          setTimeout(() => socket.terminate(), 50);
+        });
+        socket.on('close', () => resolve());
+        socket.on('error', () => undefined);
+      });
+    }
+    // The upstream answers after 300 ms; by then every operation was cut off.
+    await new Promise((resolve) => setTimeout(resolve, 600));
+    const lines = capturedLogs.slice(from).join('');
+    expect(lines).toContain('operation cancelled');
+    expect(lines).not.toContain('unexpected error');
+  });
+});

@@ -88,6 +88,16 @@ describe('a push iterator delivering to a sink', () => {
     await expect(stream.next()).resolves.toEqual({ value: 1, done: false });
     await expect(stream.next()).resolves.toEqual({ value: undefined, done: true });
   });
+
+  it('tells a reader waiting when it ends its final error once: read on, it is done (SSE wrote the error twice)', async () => {
+    for (const waitingFirst of [true, false]) {
+      const stream = createPushIterator<number>();
+      const waiting = waitingFirst ? stream.next() : undefined;
+      stream.end(new Error('ended'));
+      await expect(waiting ?? stream.next()).rejects.toThrow('ended');
+      await expect(stream.next()).resolves.toEqual({ value: undefined, done: true });
+    }
+  });
 });
 
 describe('a push iterator bounded in bytes', () => {
