@@ -89,7 +89,7 @@ export async function createAuthorizationServer({ clients: seeded = [DEMO_PARTNE
   let issuer = '';
   let keys: SigningKey[] = [await newKey()];
   let clients = new Map(seeded.map((client) => [client.clientId, client]));
-  /** Opaque tokens by value, JWTs by `jti`. */
+  /** Every token by its whole value: a JWT's own claims are never trusted to find it (one signed by nobody would be). */
   let issued = new Map<string, Issued>();
 
   /** Client authentication by HTTP Basic or in the body (RFC 6749 §2.3.1). */
@@ -140,23 +140,12 @@ export async function createAuthorizationServer({ clients: seeded = [DEMO_PARTNE
         .setExpirationTime(record.exp)
         .setJti(jti)
         .sign(key.privateKey);
-      issued.set(jti, record);
+      issued.set(accessToken, record);
     }
     return { status: 200, body: { access_token: accessToken, token_type: 'bearer', expires_in: record.exp - iat, scope: record.scope }, headers: { ...CORS, ...NO_STORE } };
   }
 
-  function recordOf(value: string): Issued | undefined {
-    const direct = issued.get(value);
-    if (direct) return direct;
-    const parts = value.split('.');
-    if (parts.length !== 3) return undefined;
-    try {
-      const jti = (JSON.parse(Buffer.from(parts[1]!, 'base64url').toString('utf8')) as { jti?: unknown }).jti;
-      return typeof jti === 'string' ? issued.get(jti) : undefined;
-    } catch {
-      return undefined;
-    }
-  }
+  const recordOf = (value: string): Issued | undefined => issued.get(value);
 
   async function introspect(request: RouteRequest): Promise<Reply> {
     const fields = (await fieldsBody(request)) ?? {};

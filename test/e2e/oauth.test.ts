@@ -181,6 +181,22 @@ describe('the graph signed in with OAuth 2.0', () => {
     expect((await post('{ hashtagTrends { hashtag } }', bearer(token))).status).toBe(200);
   });
 
+  it('never takes a token signed by nobody, even one naming an issued token\'s jti: the demo server knows tokens by their whole value', async () => {
+    const token = await tokenFor(DEMO_READER);
+    const [, payload] = token.split('.');
+    const unsigned = `${Buffer.from('{"alg":"none"}').toString('base64url')}.${payload}.`;
+    knownSecrets.add(unsigned);
+    const introspection = await fetch(`${authUrl}/oauth2/introspect`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/x-www-form-urlencoded', authorization: `Basic ${Buffer.from(`${GRAPH_CLIENT.clientId}:${GRAPH_CLIENT.clientSecret}`).toString('base64')}` },
+      body: new URLSearchParams({ token: unsigned }),
+    });
+    expect(await introspection.json()).toEqual({ active: false });
+    const refused = await post('{ hashtagTrends { hashtag } }', bearer(unsigned));
+    expect(refused.status).toBe(401);
+    expect(refused.body.errors?.[0]?.extensions?.code).toBe('UNAUTHENTICATED');
+  });
+
   it('serves subscriptions to a token, and refuses them without one', async () => {
     const token = await tokenFor(DEMO_READER);
     const subscription = subscribeWs(graphqlUrl, 'subscription { bonusCreated { bonus { hashtag } } }', { connectionParams: bearer(token) });
