@@ -136,7 +136,14 @@ export function readManifest(path: string): TrustedManifest {
     throw new ConfigError(`${SETTING} (${path}) cannot be read: ${(error as NodeJS.ErrnoException).code ?? 'unknown error'}.`);
   }
   if (bytes > MAX_MANIFEST_BYTES) throw new ConfigError(`${SETTING} (${path}) is ${bytes} bytes, more than the ${MAX_MANIFEST_BYTES} a manifest may have.`);
-  return parseManifest(readFileSync(path, 'utf8'), `${SETTING} (${path})`);
+  let text: string;
+  try {
+    text = readFileSync(path, 'utf8');
+  } catch (error) {
+    // A directory, or a file that went between the two calls.
+    throw new ConfigError(`${SETTING} (${path}) cannot be read: ${(error as NodeJS.ErrnoException).code ?? 'unknown error'}.`);
+  }
+  return parseManifest(text, `${SETTING} (${path})`);
 }
 
 /** The settings, from the environment; the manifest is read here, so a bad one stops the start. */

@@ -46,7 +46,8 @@ export function readPort(env: Env, name: string, fallback: number): number {
 export function readInt(env: Env, name: string, fallback: number, range: { min: number; max: number }): number {
   const raw = env[name];
   if (raw === undefined || raw === '') return fallback;
-  const value = Number(raw);
+  // Decimal digits only: Number() also reads `0x100`, `1e9` and ` 12 `, which no operator means as a count.
+  const value = /^-?[0-9]+$/.test(raw) ? Number(raw) : Number.NaN;
   if (!Number.isInteger(value) || value < range.min || value > range.max) {
     throw new ConfigError(`${name} must be a whole number from ${range.min} to ${range.max}; got "${raw}".`);
   }
@@ -89,6 +90,10 @@ export function runMain(main: () => Promise<unknown>): void {
   main().catch((error: unknown) => {
     if (error instanceof ConfigError) {
       console.error(`Configuration error: ${error.message}`);
+    } else if ((error as NodeJS.ErrnoException | null)?.code === 'EADDRINUSE' || (error as NodeJS.ErrnoException | null)?.code === 'EADDRNOTAVAIL') {
+      // A port or address the operator chose (README, settings): said in one line, as a bad value is.
+      const { code, address, port } = error as NodeJS.ErrnoException & { address?: string; port?: number };
+      console.error(`Configuration error: cannot listen on ${address ?? 'the address'}:${port ?? '?'} (${code === 'EADDRINUSE' ? 'the port is in use' : 'no such address here'}); choose another port or HOST in the settings.`);
     } else {
       console.error(error);
     }

@@ -59,4 +59,11 @@ describe('settings read outside the registry', () => {
     expect(readLogLevel({}, 'warn')).toBe('warn');
     expect(readLogLevel({ LOG_LEVEL: 'debug' }, 'warn')).toBe('debug');
   });
+
+  it('take a count in decimal digits only: Number() would read 0x100, 1e3 and padded text', () => {
+    for (const value of ['0x100', '1e3', ' 12', '12 ', '1_000', '+5', '12.0']) {
+      expect(() => readGatewayConfig({ MAX_QUERY_DEPTH: value }), value).toThrow(new ConfigError(`MAX_QUERY_DEPTH must be a whole number from 2 to 100; got "${value}".`));
+    }
+    expect(readGatewayConfig({ MAX_QUERY_DEPTH: '20' }).limits.maxDepth).toBe(20);
+  });
 });

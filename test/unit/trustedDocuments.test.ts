@@ -65,6 +65,7 @@ describe('the settings', () => {
     expect(() => readTrustedDocumentsSettings({ TRUSTED_DOCUMENTS: 'enforce' })).toThrow(new ConfigError('TRUSTED_DOCUMENTS=enforce needs TRUSTED_DOCUMENTS_MANIFEST, the path of the manifest of the operations clients may run.'));
     expect(() => readTrustedDocumentsSettings({ TRUSTED_DOCUMENTS: 'strict' })).toThrow(/TRUSTED_DOCUMENTS must be off, allow or enforce; got "strict"/);
     expect(() => readTrustedDocumentsSettings({ TRUSTED_DOCUMENTS_MANIFEST: join(folder, 'nope.json') })).toThrow(/TRUSTED_DOCUMENTS_MANIFEST \(.*nope\.json\) cannot be read: ENOENT/);
+    expect(() => readTrustedDocumentsSettings({ TRUSTED_DOCUMENTS_MANIFEST: folder })).toThrow(new ConfigError(`TRUSTED_DOCUMENTS_MANIFEST (${folder}) cannot be read: EISDIR.`));
     const large = join(folder, 'large.json');
     writeFileSync(large, '');
     // A sparse file: its size is read, never its bytes.
