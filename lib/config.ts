@@ -94,6 +94,9 @@ export function runMain(main: () => Promise<unknown>): void {
       // A port or address the operator chose (README, settings): said in one line, as a bad value is.
       const { code, address, port } = error as NodeJS.ErrnoException & { address?: string; port?: number };
       console.error(`Configuration error: cannot listen on ${address ?? 'the address'}:${port ?? '?'} (${code === 'EADDRINUSE' ? 'the port is in use' : 'no such address here'}); choose another port or HOST in the settings.`);
+    } else if (error instanceof Error && error.name === 'GraphQLError' && typeof (error as { extensions?: { code?: unknown } }).extensions?.code === 'string') {
+      // One of our typed refusals (a store such as Redis not answering at start): its message says what to do.
+      console.error(`Start-up failed: ${error.message} (${(error as { extensions: { code: string } }).extensions.code})`);
     } else {
       console.error(error);
     }
