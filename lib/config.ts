@@ -84,6 +84,8 @@ export function readBoolean(env: Env, name: string, fallback: boolean): boolean 
   throw new ConfigError(`${name} must be on or off (also true/false, yes/no, 1/0); got "${env[name]}".`);
 }
 
+const codeOf = (error: Error): unknown => (error as Error & { extensions?: { code?: unknown } }).extensions?.code;
+
 /** Runs a process's main function; a ConfigError exits with its message, not a stack. */
 export function runMain(main: () => Promise<unknown>): void {
   dropAbandonedFieldErrors();
@@ -94,9 +96,9 @@ export function runMain(main: () => Promise<unknown>): void {
       // A port or address the operator chose (README, settings): said in one line, as a bad value is.
       const { code, address, port } = error as NodeJS.ErrnoException & { address?: string; port?: number };
       console.error(`Configuration error: cannot listen on ${address ?? 'the address'}:${port ?? '?'} (${code === 'EADDRINUSE' ? 'the port is in use' : 'no such address here'}); choose another port or HOST in the settings.`);
-    } else if (error instanceof Error && error.name === 'GraphQLError' && typeof (error as { extensions?: { code?: unknown } }).extensions?.code === 'string') {
+    } else if (error instanceof Error && error.name === 'GraphQLError' && typeof codeOf(error) === 'string') {
       // One of our typed refusals (a store such as Redis not answering at start): its message says what to do.
-      console.error(`Start-up failed: ${error.message} (${(error as { extensions: { code: string } }).extensions.code})`);
+      console.error(`Start-up failed: ${error.message} (${codeOf(error)})`);
     } else {
       console.error(error);
     }
