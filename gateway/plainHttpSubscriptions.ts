@@ -36,13 +36,14 @@ const MENTIONS_CONDITION = /@\s*(?:skip|include)\b/;
  * refusal is the one graphql-ws, SSE and multipart give (`subscriptions/prepare.ts`); a text that
  * does not parse is left for Apollo Server to refuse in its own words.
  */
-export function refuseConditionalSubscriptionRoot({ method, body, url }: { method: string; body: unknown; url: URL }): Extract<Admission, { refusal: unknown }> | undefined {
+export function refuseConditionalSubscriptionRoot({ method, body, url }: { method: string; body: unknown; url: URL }, maxTokens?: number): Extract<Admission, { refusal: unknown }> | undefined {
   const fields = method === 'GET' ? { query: url.searchParams.get('query'), operationName: url.searchParams.get('operationName') } : (body as { query?: unknown; operationName?: unknown } | null | undefined);
   const query = fields?.query;
   if (typeof query !== 'string' || !MENTIONS_SUBSCRIPTION.test(query) || !MENTIONS_CONDITION.test(query)) return undefined;
   let document: DocumentNode;
   try {
-    document = parse(query);
+    // Within the gateway's token bound: a text past it is Apollo Server's to refuse, as it parses it.
+    document = parse(query, maxTokens === undefined ? undefined : { maxTokens });
   } catch {
     return undefined;
   }

@@ -7,6 +7,8 @@ import {
   type OperationDefinitionNode,
   type SelectionSetNode,
   type ValidationContext,
+  type ValidationRule,
+  parse,
 } from 'graphql';
 import { readInt, type Env } from './config.ts';
 
@@ -19,21 +21,52 @@ export interface OperationLimits {
   maxAliases: number;
   /** Most fields selected at the root of one operation, fragments expanded. */
   maxRootFields: number;
+  /**
+   * Most lexical tokens in one document, counted while it is parsed: the parse stops there. The
+   * four bounds above are measured on a parsed document, and only on its operations' selections;
+   * this one bounds what parsing, validating and remembering a document costs before anything is
+   * built from it. 20,000 operations of `query Qn { __typename }` (100,000 tokens) cost 350 ms a
+   * request, 55,000 repeated `@skip` 290 ms, 20,000 unused fragments 300 ms; each was refused
+   * only after all of it had been parsed and walked, and was too large for the document store to
+   * keep, so a repeat cost as much again.
+   */
+  maxTokens: number;
+  /**
+   * Most operations and fragments in one document. Within the token bound, many small definitions
+   * still cost: graphql-js's rules do work for each operation, so 3,990 operations of one field
+   * (just under 20,000 tokens) took 65 to 140 ms at the gateway, and 16,000 (under a subgraph's
+   * 80,000) 260 to 320 ms on every request, too large for its store. Refused before any rule walks them.
+   */
+  maxDefinitions: number;
 }
 
-/** The gateway's defaults for what a client may send (`MAX_QUERY_DEPTH`, `_FIELDS`, `_ALIASES`, `_ROOT_FIELDS`). */
-export const GATEWAY_OPERATION_LIMITS: Readonly<OperationLimits> = { maxDepth: 12, maxFields: 1000, maxAliases: 100, maxRootFields: 50 };
+/**
+ * Tokens allowed per field of `MAX_QUERY_FIELDS` when `MAX_QUERY_TOKENS` is unset: an alias, a
+ * name, three arguments (a literal, two variables) and braces take 16 (1,000 such fields: 15,913
+ * tokens); the rest is room for variable definitions, fragments and directives.
+ */
+const TOKENS_PER_FIELD = 20;
+
+/** The gateway's defaults for what a client may send (`MAX_QUERY_DEPTH`, `_FIELDS`, `_ALIASES`, `_ROOT_FIELDS`, `_TOKENS`). */
+export const GATEWAY_OPERATION_LIMITS: Readonly<OperationLimits> = { maxDepth: 12, maxFields: 1000, maxAliases: 100, maxRootFields: 50, maxTokens: 1000 * TOKENS_PER_FIELD, maxDefinitions: 250 };
 
 /** How many times the gateway's limits a subgraph accepts. */
 const SUBGRAPH_HEADROOM = 4;
 
-/** `MAX_QUERY_DEPTH`, `MAX_QUERY_FIELDS`, `MAX_QUERY_ALIASES`, `MAX_QUERY_ROOT_FIELDS`: what the gateway takes from a client. */
+/**
+ * `MAX_QUERY_DEPTH`, `MAX_QUERY_FIELDS`, `MAX_QUERY_ALIASES`, `MAX_QUERY_ROOT_FIELDS`,
+ * `MAX_QUERY_TOKENS`, `MAX_QUERY_DEFINITIONS`: what the gateway takes from a client. Unset, the token bound follows the
+ * field bound, so raising `MAX_QUERY_FIELDS` alone never leaves an operation within it unparsed.
+ */
 export function readOperationLimits(env: Env): OperationLimits {
+  const maxFields = readInt(env, 'MAX_QUERY_FIELDS', GATEWAY_OPERATION_LIMITS.maxFields, { min: 10, max: 100_000 });
   return {
     maxDepth: readInt(env, 'MAX_QUERY_DEPTH', GATEWAY_OPERATION_LIMITS.maxDepth, { min: 2, max: 100 }),
-    maxFields: readInt(env, 'MAX_QUERY_FIELDS', GATEWAY_OPERATION_LIMITS.maxFields, { min: 10, max: 100_000 }),
+    maxFields,
     maxAliases: readInt(env, 'MAX_QUERY_ALIASES', GATEWAY_OPERATION_LIMITS.maxAliases, { min: 1, max: 100_000 }),
     maxRootFields: readInt(env, 'MAX_QUERY_ROOT_FIELDS', GATEWAY_OPERATION_LIMITS.maxRootFields, { min: 1, max: 10_000 }),
+    maxTokens: readInt(env, 'MAX_QUERY_TOKENS', maxFields * TOKENS_PER_FIELD, { min: 1000, max: 10_000_000 }),
+    maxDefinitions: readInt(env, 'MAX_QUERY_DEFINITIONS', GATEWAY_OPERATION_LIMITS.maxDefinitions, { min: 1, max: 100_000 }),
   };
 }
 
@@ -44,12 +77,14 @@ export function withSubgraphHeadroom(limits: OperationLimits): OperationLimits {
     maxFields: limits.maxFields * SUBGRAPH_HEADROOM,
     maxAliases: limits.maxAliases * SUBGRAPH_HEADROOM,
     maxRootFields: limits.maxRootFields * SUBGRAPH_HEADROOM,
+    maxTokens: limits.maxTokens * SUBGRAPH_HEADROOM,
+    maxDefinitions: limits.maxDefinitions * SUBGRAPH_HEADROOM,
   };
 }
 
 /**
  * What a subgraph accepts on its own `/graphql` (HTTP, batches of reads, WebSocket): 48 deep,
- * 4,000 fields, 400 aliases, 200 root fields. Its port is reachable without the gateway, and one
+ * 4,000 fields, 400 aliases, 200 root fields, 80,000 tokens, 1,000 definitions. Its port is reachable without the gateway, and one
  * request of 55,000 aliases cost it 310 to 700 ms. It must still take every fetch the gateway plans
  * for an operation within the gateway's limits, and Apollo's planner adds to what the client asked:
  * `__typename` in selection sets of abstract types; `__typename` and the key fields (two at most
@@ -188,16 +223,22 @@ export function measureDocument(document: DocumentNode, cap: number): DocumentSh
 const refusal = (message: string, node: OperationDefinitionNode | DocumentNode) => new GraphQLError(message, { nodes: [node], extensions: { code: 'GRAPHQL_VALIDATION_FAILED' } });
 
 /**
- * Refuses operations too deep, too wide, with too many aliases or root fields before they are
+ * Refuses documents of too many operations and fragments, then operations too deep, too wide, with
+ * too many aliases or root fields before they are
  * planned or run: a single request cannot make the gateway fan out, or a subgraph work, without
  * bound. Runs as a validation rule, so every transport shares it; its cost is linear in the
  * document. Listed after graphql-js's rules, it still runs before they walk the document: they
  * all walk it together, its root first.
  */
-export function operationLimitsRule({ maxDepth, maxFields, maxAliases, maxRootFields }: OperationLimits) {
+export function operationLimitsRule(limits: OperationLimits): OperationLimitsRule {
+  const { maxDepth, maxFields, maxAliases, maxRootFields, maxDefinitions } = limits;
   const cap = Math.max(maxDepth, maxFields, maxAliases, maxRootFields);
-  return (context: ValidationContext): ASTVisitor => ({
+  const rule = (context: ValidationContext): ASTVisitor => ({
     Document(document) {
+      if (document.definitions.length > maxDefinitions) {
+        context.reportError(refusal(`the document holds ${document.definitions.length} operations and fragments; at most ${maxDefinitions} are allowed`, document));
+        return null;
+      }
       const shape = measureDocument(document, cap);
       let refused = shape.fragmentProblems.length > 0;
       for (const problem of shape.fragmentProblems) context.reportError(refusal(`the operation cannot be measured: ${problem}`, document));
@@ -218,4 +259,25 @@ export function operationLimitsRule({ maxDepth, maxFields, maxAliases, maxRootFi
       return refused ? null : false;
     },
   });
+  return Object.assign(rule, { limits });
+}
+
+/**
+ * The rule, with the limits it was made from: whoever validates with it parses with their
+ * `maxTokens` (a subgraph's WebSocket is handed the rule alone).
+ */
+export type OperationLimitsRule = ValidationRule & { readonly limits: Readonly<OperationLimits> };
+
+/** Whether a validation rule is the shape rule, whose limits (the token bound) its parser needs too. */
+export function isOperationLimitsRule(rule: ValidationRule): rule is OperationLimitsRule {
+  return typeof (rule as Partial<OperationLimitsRule>).limits === 'object';
+}
+
+/**
+ * A client's text parsed within the token bound: past it, graphql-js stops and throws its syntax
+ * error ("Document contains more than N tokens"), which every transport answers as
+ * GRAPHQL_PARSE_FAILED, as Apollo Server does with the same `parseOptions`.
+ */
+export function parseWithin(text: string, { maxTokens }: Pick<OperationLimits, 'maxTokens'>): DocumentNode {
+  return parse(text, { maxTokens });
 }

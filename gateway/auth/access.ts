@@ -20,8 +20,9 @@ const UNRESOLVED = Symbol('unresolved');
  * sent `#<hash of Q>`, which parses to no operation, then Q, which ran whole past its scopes.
  * Nothing is decided, nor remembered, for an operation that does not resolve.
  */
-export function createFieldAccess({ schema, requirements, cacheSize = 2000 }: { schema: GraphQLSchema; requirements: AccessRequirements; cacheSize?: number }) {
-  const decisions = createBoundedCache<Restricted | null>(cacheSize);
+export function createFieldAccess({ schema, requirements, cacheSize = 2000, maxTokens }: { schema: GraphQLSchema; requirements: AccessRequirements; cacheSize?: number; maxTokens?: number }) {
+  // Keyed by operation text too: bounded in bytes as well as in entries (2,000 texts of 570 KB were 1.1 GB).
+  const decisions = createBoundedCache<Restricted | null>(cacheSize, { maxBytes: 16 * 1024 * 1024, sizeOf: (key) => key.length * 2 + 256 });
   const decide = (key: string, document: () => DocumentNode | undefined, operationName: string | null | undefined, principal: Principal | undefined): Restricted | null | typeof UNRESOLVED => {
     const cacheKey = `${accessKeyOf(principal)}\u0000${operationName ?? ''}\u0000${key}`;
     let decision = decisions.get(cacheKey);
@@ -54,7 +55,7 @@ export function createFieldAccess({ schema, requirements, cacheSize = 2000 }: { 
         `t\u0000${text}`,
         () => {
           try {
-            return parse(text);
+            return parse(text, maxTokens === undefined ? undefined : { maxTokens });
           } catch {
             return undefined;
           }

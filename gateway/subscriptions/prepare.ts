@@ -15,6 +15,7 @@ import {
   type ValidationRule,
 } from 'graphql';
 import { illFormedVariablesMessage } from '../../lib/requestChecks.ts';
+import { isOperationLimitsRule } from '../../lib/operationShapeLimits.ts';
 import { conditionalTopLevel, fragmentsOf, rootDirectivesMessage } from './planning.ts';
 
 /** An operation as a streaming transport received it, before anything about it is trusted. */
@@ -99,6 +100,8 @@ const REMEMBERED_DOCUMENTS = 1000;
  */
 export function createOperationPreparer({ schema, rules = [] }: { schema: GraphQLSchema; rules?: readonly ValidationRule[] }) {
   const allRules = [...graphqlRules, ...rules];
+  // The gateway's shape rule carries its token bound: parsed within it, as Apollo Server parses over HTTP.
+  const maxTokens = rules.find(isOperationLimitsRule)?.limits.maxTokens;
   const valid = new Map<string, DocumentNode>();
   const remember = (query: string, document: DocumentNode) => {
     if (query.length > MAX_REMEMBERED_QUERY_LENGTH) return;
@@ -116,7 +119,7 @@ export function createOperationPreparer({ schema, rules = [] }: { schema: GraphQ
     let document = valid.get(query);
     if (!document) {
       try {
-        document = parse(query);
+        document = parse(query, maxTokens === undefined ? undefined : { maxTokens });
       } catch (error) {
         if (error instanceof GraphQLError) return { errors: [coded(error, 'GRAPHQL_PARSE_FAILED')] };
         throw error;

@@ -1,6 +1,7 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { ApolloServer, BaseContext } from '@apollo/server';
-import { getOperationAST, parse, type DocumentNode } from 'graphql';
+import { getOperationAST, type DocumentNode } from 'graphql';
+import { parseWithin } from '../../lib/operationShapeLimits.ts';
 import { headerMapOf, refuseTooLarge } from '../../lib/apolloHttp.ts';
 import { CALLS_MADE_HEADER } from '../../lib/callBudget.ts';
 import { DATA_ONLY_HEADER } from '../../lib/dataOnlyAnswers.ts';
@@ -27,6 +28,8 @@ export interface ReadBatchOptions<Context extends BaseContext> {
   /** Upstream calls one read may make, whatever its budget says. */
   cap: number;
   maxBodyBytes: number;
+  /** The token bound `/graphql` parses with: a read's text is parsed here first, to tell a query. */
+  maxTokens: number;
 }
 
 /** Whether a request is a batch of reads from the gateway. */
@@ -42,14 +45,15 @@ function errorAnswer(status: number, message: string, code: string): ReadAnswer 
 }
 
 /**
- * Whether a request's operation is a query. One that does not parse, or names no operation it
- * holds, counts as a read: Apollo Server words its error as it would alone.
+ * Whether a request's operation is a query. One that does not parse (within the token bound: past
+ * it, this parse would cost what Apollo Server's refusal saves), or names no operation it holds,
+ * counts as a read: Apollo Server words its error as it would alone.
  */
-function isRead(body: Record<string, unknown>): boolean {
+function isRead(body: Record<string, unknown>, maxTokens: number): boolean {
   if (typeof body.query !== 'string') return true;
   let document: DocumentNode;
   try {
-    document = parse(body.query);
+    document = parseWithin(body.query, { maxTokens });
   } catch {
     return true;
   }
@@ -71,7 +75,7 @@ function isRequestObject(value: unknown): value is Record<string, unknown> {
  * have had alone; each frame is written as its read finishes. Frames finished in the same turn of
  * the event loop leave in one write.
  */
-export function createReadBatchHandler<Context extends BaseContext>({ server, execution, context, cap, maxBodyBytes }: ReadBatchOptions<Context>) {
+export function createReadBatchHandler<Context extends BaseContext>({ server, execution, context, cap, maxBodyBytes, maxTokens }: ReadBatchOptions<Context>) {
   async function answerOne(body: Record<string, unknown>, req: IncomingMessage, scope: CallScope): Promise<ReadAnswer> {
     const illFormed = illFormedVariablesMessage(body.variables);
     if (illFormed) return errorAnswer(400, illFormed, 'BAD_USER_INPUT');
@@ -81,7 +85,7 @@ export function createReadBatchHandler<Context extends BaseContext>({ server, ex
     const built = compiled?.context;
     // A batch runs its operations side by side: a mutation, which must run alone and in order, is never one of them.
     // A compiled repeat that handed back its context is a query already: its text is not parsed again.
-    if (!built && !isRead(body)) return errorAnswer(400, 'a batch of reads carries queries only: send a mutation on its own', 'BAD_REQUEST');
+    if (!built && !isRead(body, maxTokens)) return errorAnswer(400, 'a batch of reads carries queries only: send a mutation on its own', 'BAD_REQUEST');
     const response = await server.executeHTTPGraphQLRequest({
       httpGraphQLRequest: { method: 'POST', headers: headerMapOf(req.headers), search: '', body },
       context: built ? async () => built : async () => context(req.headers, scope),

@@ -4,7 +4,7 @@ import { ApolloServer, type BaseContext } from '@apollo/server';
 import { ApolloServerPluginCacheControlDisabled, ApolloServerPluginInlineTraceDisabled, ApolloServerPluginLandingPageDisabled } from '@apollo/server/plugin/disabled';
 import { buildSubgraphSchema } from '@apollo/subgraph';
 import type { GraphQLResolverMap } from '@apollo/subgraph/dist/schema-helper/resolverMap.js';
-import type { GraphQLSchema, ValidationRule } from 'graphql';
+import type { GraphQLSchema } from 'graphql';
 import { apolloHandler } from '../../lib/apolloHttp.ts';
 import { createDocumentStore } from '../../lib/documentStore.ts';
 import { DEFAULT_MAX_BODY_BYTES, listen, requestUrl, sendJson, trimmedAsHeader, type Started } from '../../lib/http.ts';
@@ -12,7 +12,7 @@ import { createLogger, apolloLogger, type Logger } from '../../lib/logger.ts';
 import { createInFlightRequests, type DrainSettings } from '../../lib/shutdown.ts';
 import type { Metrics } from '../../lib/metrics.ts';
 import { formatGraphError } from '../../lib/errorFormatting.ts';
-import { operationLimitsRule, SUBGRAPH_OPERATION_LIMITS, type OperationLimits } from '../../lib/operationShapeLimits.ts';
+import { operationLimitsRule, SUBGRAPH_OPERATION_LIMITS, type OperationLimits, type OperationLimitsRule } from '../../lib/operationShapeLimits.ts';
 import { compiledExecution } from './compiledExecution.ts';
 import { createMetricsEndpoint } from '../../lib/metricsEndpoint.ts';
 import { createRequestScope, type CallScope } from './callScope.ts';
@@ -42,8 +42,8 @@ export interface SubgraphDefinition<Context extends BaseContext> {
   logger: Logger;
   routes?: SubgraphRoute[];
   /** Attaches anything else to the HTTP server, such as a WebSocket endpoint. */
-  /** `limits`: the shape bound its `/graphql` validates with, for the WebSocket to validate with too. */
-  attach?(server: http.Server, schema: GraphQLSchema, limits: ValidationRule): void | (() => Promise<void>);
+  /** `limits`: the shape bound its `/graphql` validates with, and its token bound, for the WebSocket to use too. */
+  attach?(server: http.Server, schema: GraphQLSchema, limits: OperationLimitsRule): void | (() => Promise<void>);
   /** Runs once the server listens, with its URL (e.g. to register a webhook pointing here). */
   afterListen?(url: string): Promise<void>;
   /** Releases what the definition owns (pools, event log). */
@@ -116,6 +116,8 @@ export async function startSubgraph<Context extends BaseContext>(definition: Sub
     // The port is reachable without the gateway: a shape the gateway would refuse costs CPU here
     // too (55,000 aliases, 310 to 700 ms). Bounds with headroom for what the planner adds.
     validationRules: [limits],
+    // And before that, the document's tokens: 20,000 trivial operations cost 330 ms here, past every rule.
+    parseOptions: { maxTokens: operationLimits.maxTokens },
     // The gateway's operations, bounded by what their parsed documents hold (Apollo's default counts their JSON only).
     documentStore: createDocumentStore({ maxEntries: 5_000, maxBytes: 16 * 1024 * 1024 }),
     // Inline traces cost a timer per resolver; the gateway reports its own timings. Cache control
@@ -134,7 +136,7 @@ export async function startSubgraph<Context extends BaseContext>(definition: Sub
     first: execution ? (body, req, res) => execution.serve(body, () => definition.context(req.headers, scopeOf(req)), req.headers.accept, res) : undefined,
   });
   const cap = definition.maxRequestUpstreamCalls;
-  const readBatch = createReadBatchHandler<Context>({ server: apollo, execution, context: (headers, scope) => definition.context(headers, scope), cap, maxBodyBytes: DEFAULT_MAX_BODY_BYTES });
+  const readBatch = createReadBatchHandler<Context>({ server: apollo, execution, context: (headers, scope) => definition.context(headers, scope), cap, maxBodyBytes: DEFAULT_MAX_BODY_BYTES, maxTokens: operationLimits.maxTokens });
   const graphql = (req: IncomingMessage, res: ServerResponse, url: URL) => {
     if (isReadBatch(req)) return readBatch(req, res);
     (req as ScopedRequest)[REQUEST_SCOPE] = createRequestScope(req, res, cap);

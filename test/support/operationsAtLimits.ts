@@ -46,3 +46,43 @@ export function subscriptionAtGatewayLimits(): string {
 
 /** The gateway's limits, as a measure: what the two operations above reach. */
 export const AT_GATEWAY_LIMITS: Measure = { depth: maxDepth, fields: maxFields, aliases: maxAliases, topFields: maxRootFields };
+
+/**
+ * The QA probe's documents, each valid-looking and each costing 300 to 550 ms to parse and validate
+ * before the token bound: 20,000 trivial operations (one picked by name, or an unknown name),
+ * 55,000 repeated `@skip`, 20,000 unused fragments. All far past the default token bounds.
+ */
+export const TOKEN_PROBES = {
+  manyOperations: { query: manyOperations(20_000), operationName: 'Q19999' },
+  manyOperationsUnknownName: { query: manyOperations(20_000), operationName: 'nope' },
+  manyDirectives: { query: `{ __typename ${'@skip(if: false) '.repeat(55_000)}}` },
+  manyUnusedFragments: { query: `{ __typename } ${Array.from({ length: 20_000 }, (_, index) => `fragment U${index} on Query { __typename }`).join('\n')}` },
+};
+
+/** `count` operations of one field each, five tokens apiece: `query Q<n> { __typename }`. */
+export function manyOperations(count: number, kind: 'query' | 'subscription' = 'query', selection = '__typename'): string {
+  return Array.from({ length: count }, (_, index) => `${kind} Q${index} { ${selection} }`).join('\n');
+}
+
+/**
+ * The heaviest operation at all four of the gateway's limits a client plausibly writes: 1,000
+ * fields with three arguments each (a literal and two variables), 100 of them aliased, 12 deep, 50
+ * root fields. Its fields need not exist: what it measures is the tokens a parse must take.
+ */
+export function argumentsAtGatewayLimits(): string {
+  let fields = 0;
+  const field = (container = '') => {
+    fields += 1;
+    const alias = fields <= maxAliases ? `a${fields}: ` : '';
+    return `${alias}f${fields}(format: "long", locale: $a, width: $b)${container}`;
+  };
+  let deep = field();
+  for (let level = 1; level < maxDepth; level += 1) deep = field(` { ${deep} }`);
+  // The other root fields share what is left of the field limit.
+  const children = maxFields - maxDepth - (maxRootFields - 1);
+  const roots = Array.from({ length: maxRootFields - 1 }, (_, root) => {
+    const count = Math.floor(children / (maxRootFields - 1)) + (root < children % (maxRootFields - 1) ? 1 : 0);
+    return field(` { ${Array.from({ length: count }, () => field()).join(' ')} }`);
+  });
+  return `query($a: String, $b: Int) { ${deep} ${roots.join(' ')} }`;
+}

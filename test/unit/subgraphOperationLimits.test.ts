@@ -24,8 +24,8 @@ const exceeds = (measure: Measure, limits: OperationLimits) =>
 const measured = (fetches: FetchNode[]) => fetches.map((fetch) => ({ service: fetch.serviceName, operation: fetch.operation, ...measureOf(fetch.operation) }));
 
 describe("the subgraphs' shape limits", () => {
-  it('are a fixed multiple of the gateway defaults', () => {
-    expect(SUBGRAPH_OPERATION_LIMITS).toEqual({ maxDepth: 48, maxFields: 4000, maxAliases: 400, maxRootFields: 200 });
+  it('are four times the gateway defaults', () => {
+    expect(SUBGRAPH_OPERATION_LIMITS).toEqual({ maxDepth: 48, maxFields: 4000, maxAliases: 400, maxRootFields: 200, maxTokens: 80_000, maxDefinitions: 1000 });
   });
 
   it("take every fetch planned for a query at the gateway's four limits", () => {

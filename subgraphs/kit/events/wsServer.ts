@@ -1,11 +1,11 @@
 import type http from 'node:http';
-import { getOperationAST, GraphQLError, parse, specifiedRules, validate, type GraphQLSchema, type GraphQLFormattedError, type ValidationRule } from 'graphql';
+import { getOperationAST, GraphQLError, specifiedRules, validate, type GraphQLSchema, type GraphQLFormattedError } from 'graphql';
 import { WebSocketServer } from 'ws';
 import { useServer } from 'graphql-ws/use/ws';
 import type { Logger } from '../../../lib/logger.ts';
 import { formatGraphError } from '../../../lib/errorFormatting.ts';
 import { DEFAULT_MAX_BODY_BYTES } from '../../../lib/http.ts';
-import { operationLimitsRule, SUBGRAPH_OPERATION_LIMITS } from '../../../lib/operationShapeLimits.ts';
+import { operationLimitsRule, parseWithin, SUBGRAPH_OPERATION_LIMITS, type OperationLimitsRule } from '../../../lib/operationShapeLimits.ts';
 import { EVENT_TRACE_EXTENSION } from '../../../lib/tracing.ts';
 import { eventTraceOf } from './eventTraces.ts';
 
@@ -21,24 +21,30 @@ export interface SubscriptionServerOptions<Context extends object> {
   path?: string;
   /** The largest message accepted (as the HTTP body limit); a larger one closes the socket with 1009. @default 1 MiB */
   maxPayloadBytes?: number;
-  /** The shape bound `/graphql` validates with over HTTP (subgraphs/kit/server.ts). @default SUBGRAPH_OPERATION_LIMITS's */
-  limits?: ValidationRule;
+  /** The shape bound `/graphql` validates with over HTTP, and parses within (subgraphs/kit/server.ts). @default SUBGRAPH_OPERATION_LIMITS's */
+  limits?: OperationLimitsRule;
 }
 
 /**
- * Whether a subscribe message asks for anything but a subscription. Queries and mutations go over
- * HTTP, where each request gets its budget of upstream calls (`MAX_REQUEST_UPSTREAM_CALLS`); on
- * this socket nothing would bound them. What does not parse is graphql-ws's to refuse, as before.
+ * Why a subscribe message is refused before graphql-ws runs it, if it is: a text past the token
+ * bound, which graphql-ws would parse and validate whole (20,000 operations: 330 ms), or anything
+ * but a subscription. Queries and mutations go over HTTP, where each request gets its budget of
+ * upstream calls (`MAX_REQUEST_UPSTREAM_CALLS`); on this socket nothing would bound them. Other
+ * texts that do not parse are graphql-ws's to refuse, as before.
  */
-function notASubscription(query: unknown, operationName: unknown): boolean {
-  if (typeof query !== 'string') return false;
+function refusalOf(query: unknown, operationName: unknown, maxTokens: number): GraphQLError[] | undefined {
+  if (typeof query !== 'string') return undefined;
+  let operation;
   try {
-    const operation = getOperationAST(parse(query), typeof operationName === 'string' ? operationName : undefined);
-    return operation !== null && operation !== undefined && operation.operation !== 'subscription';
-  } catch {
-    return false;
+    operation = getOperationAST(parseWithin(query, { maxTokens }), typeof operationName === 'string' ? operationName : undefined);
+  } catch (error) {
+    return error instanceof GraphQLError && TOO_MANY_TOKENS.test(error.message) ? [new GraphQLError(error.message, { extensions: { code: 'GRAPHQL_PARSE_FAILED' } })] : undefined;
   }
+  return operation && operation.operation !== 'subscription' ? ONLY_SUBSCRIPTIONS : undefined;
 }
+
+/** How graphql-js words a document stopped at `maxTokens` (16 writes "more that"). */
+const TOO_MANY_TOKENS = /^Syntax Error: Document contains more tha[nt] \d+ tokens\./;
 
 /** What writing to a socket whose peer has gone away fails with. */
 const PEER_GONE = new Set(['EPIPE', 'ECONNRESET', 'ERR_STREAM_DESTROYED', 'ERR_STREAM_WRITE_AFTER_END']);
@@ -76,7 +82,7 @@ export function attachSubscriptionServer<Context extends object>({ server, schem
     {
       schema,
       context: (ctx) => context(lowerCaseKeys(ctx.connectionParams)),
-      onSubscribe: (_ctx, _id, payload) => (notASubscription(payload.query, payload.operationName) ? ONLY_SUBSCRIPTIONS : undefined),
+      onSubscribe: (_ctx, _id, payload) => refusalOf(payload.query, payload.operationName, limits.limits.maxTokens),
       validate: (validated, document) => validate(validated, document, rules),
       onNext: (_ctx, _id, _payload, args, result) => {
         const trace = eventTraceOf(args.contextValue);

@@ -11,8 +11,8 @@ import { subscribeSse, subscribeWs } from '../../support/subscribers.ts';
 import { testLogger } from '../../support/logs.ts';
 import { waitUntil } from '../../support/waitFor.ts';
 
-// Aliases and root fields raised, so that the budget is what refuses the document.
-const t = await startTestStack({ MAX_QUERY_ALIASES: '1000', MAX_QUERY_ROOT_FIELDS: '1000' });
+// Aliases, root fields and tokens raised (its 100 ids a field make 55,000 tokens), so that the budget is what refuses the document.
+const t = await startTestStack({ MAX_QUERY_ALIASES: '1000', MAX_QUERY_ROOT_FIELDS: '1000', MAX_QUERY_TOKENS: '100000' });
 const emulator = t.emulator('recognition');
 const member = { 'x-recognition-token': DEMO_TOKENS.member };
 

@@ -1,7 +1,8 @@
 import { describe, expect, it } from 'vitest';
-import { buildClientSchema, getIntrospectionQuery, parse, type IntrospectionQuery } from 'graphql';
+import { buildClientSchema, getIntrospectionQuery, Lexer, parse, Source, TokenKind, type IntrospectionQuery } from 'graphql';
 import { DEMO_TOKENS } from '../../../emulators/recognition/data.ts';
-import { measureDocument } from '../../../lib/operationShapeLimits.ts';
+import { GATEWAY_OPERATION_LIMITS, measureDocument } from '../../../lib/operationShapeLimits.ts';
+import { argumentsAtGatewayLimits, manyOperations, queryAtGatewayLimits, subscriptionAtGatewayLimits, TOKEN_PROBES } from '../../support/operationsAtLimits.ts';
 import { startTestStack } from '../../support/stack.ts';
 import { subscribeSse, subscribeWs } from '../../support/subscribers.ts';
 
@@ -121,5 +122,59 @@ describe('introspection', () => {
     const ended = await overWs.ended;
     overWs.close();
     expect(`${JSON.stringify(overWs.results)} ${ended instanceof Error ? ended.message : JSON.stringify(ended)}`).toContain('Maximum introspection depth exceeded');
+  });
+});
+
+describe('the token and definition bounds', () => {
+  const post = (body: unknown) => fetch(t.graphqlUrl, { method: 'POST', headers: { 'content-type': 'application/json', ...member }, body: JSON.stringify(body) });
+  const tokensOf = (text: string) => {
+    const lexer = new Lexer(new Source(text));
+    let count = 0;
+    while (lexer.advance().kind !== TokenKind.EOF) count += 1;
+    return count;
+  };
+
+  it("refuses each of the QA probe's documents as it parses, with GRAPHQL_PARSE_FAILED, no upstream call made", async () => {
+    await emulator.clearRequests();
+    for (const [name, body] of Object.entries(TOKEN_PROBES)) {
+      const started = performance.now();
+      const response = await post(body);
+      const result = (await response.json()) as { data?: unknown; errors?: { message: string; extensions?: Record<string, unknown> }[] };
+      const elapsed = performance.now() - started;
+      expect({ name, status: response.status, data: result.data }).toEqual({ name, status: 400, data: undefined });
+      // graphql-js's words (16 writes "more that"): the parse stopped at the bound, nothing walked the rest.
+      expect(result.errors).toEqual([expect.objectContaining({ message: expect.stringMatching(/^Syntax Error: Document contains more tha[nt] 20000 tokens\. Parsing aborted\.$/), extensions: expect.objectContaining({ code: 'GRAPHQL_PARSE_FAILED' }) })]);
+      // Parsed and validated whole, each took 300 to 550 ms, on every repeat; loose, for a busy machine.
+      expect(elapsed).toBeLessThan(1000);
+    }
+    expect(await emulator.requests()).toEqual([]);
+  });
+
+  it('parses a subscription within the same bound over graphql-ws and SSE', async () => {
+    const query = `subscription { bonusCreated { id ${'@skip(if: false) '.repeat(25_000)}} }`;
+    for (const subscription of [subscribeWs(t.graphqlUrl, query, { connectionParams: member }), subscribeSse(t.graphqlUrl, query, { headers: member })]) {
+      const ended = await Promise.race([subscription.ended, new Promise((resolve) => setTimeout(() => resolve('still open after 5 s'), 5000))]);
+      subscription.close();
+      const seen = `${JSON.stringify(subscription.results)} ${JSON.stringify(ended)}`;
+      expect(seen).toMatch(/Document contains more tha[nt] 20000 tokens/);
+      expect(seen).toContain('GRAPHQL_PARSE_FAILED');
+    }
+  });
+
+  it('refuses more than 250 operations and fragments with GRAPHQL_VALIDATION_FAILED, and runs one of 250', async () => {
+    const refused = (await (await post({ query: manyOperations(251), operationName: 'Q250' })).json()) as { data?: unknown; errors?: unknown[] };
+    expect(refused.data).toBeUndefined();
+    expect(refused.errors).toEqual([expect.objectContaining({ message: 'the document holds 251 operations and fragments; at most 250 are allowed', extensions: expect.objectContaining({ code: 'GRAPHQL_VALIDATION_FAILED' }) })]);
+    const run = await (await post({ query: manyOperations(250), operationName: 'Q249' })).json();
+    expect(run).toEqual({ data: { __typename: 'Query' } });
+  });
+
+  it('takes every operation within the four shape limits, arguments on every field, and every introspection query', async () => {
+    const heaviest = argumentsAtGatewayLimits();
+    const introspection = getIntrospectionQuery({ descriptions: true, specifiedByUrl: true, directiveIsRepeatable: true, schemaDescription: true, inputValueDeprecation: true, oneOf: true });
+    for (const text of [heaviest, queryAtGatewayLimits('d'), subscriptionAtGatewayLimits(), introspection]) expect(tokensOf(text)).toBeLessThan(GATEWAY_OPERATION_LIMITS.maxTokens);
+    // Its made-up fields are refused, once parsed: what it shows is that the parse took it.
+    const result = (await (await post({ query: heaviest })).json()) as { errors?: { extensions?: Record<string, unknown> }[] };
+    expect(new Set(codes(result))).toEqual(new Set(['GRAPHQL_VALIDATION_FAILED']));
   });
 });

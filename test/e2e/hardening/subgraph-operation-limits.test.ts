@@ -7,7 +7,7 @@ import { FrameReader, READ_BATCH_HEADER } from '../../../lib/readBatch.ts';
 import { closeAfterFile } from '../../support/afterFile.ts';
 import { composeWithKudos, startKudosSubgraph } from '../../support/kudosSubgraph.ts';
 import { testLogger } from '../../support/logs.ts';
-import { measureOf, queryAtGatewayLimits, subscriptionAtGatewayLimits } from '../../support/operationsAtLimits.ts';
+import { manyOperations, measureOf, queryAtGatewayLimits, subscriptionAtGatewayLimits, TOKEN_PROBES } from '../../support/operationsAtLimits.ts';
 import { startTestStack, type GraphQLResult } from '../../support/stack.ts';
 import { subscribeWs } from '../../support/subscribers.ts';
 import { waitForEventSubscriptions } from '../../support/waitFor.ts';
@@ -17,7 +17,7 @@ const subgraphUrlOf = (name: string) => t.stack.services.find((service) => servi
 const recognitionUrl = subgraphUrlOf('recognition');
 const recognition = t.emulator('recognition');
 const member = { 'x-recognition-token': DEMO_TOKENS.member };
-const { maxDepth, maxFields, maxAliases, maxRootFields } = SUBGRAPH_OPERATION_LIMITS;
+const { maxDepth, maxFields, maxAliases, maxRootFields, maxTokens, maxDefinitions } = SUBGRAPH_OPERATION_LIMITS;
 
 const post = (url: string, body: unknown, headers: Record<string, string> = {}) =>
   fetch(url, { method: 'POST', headers: { 'content-type': 'application/json', ...member, ...headers }, body: JSON.stringify(body) });
@@ -28,8 +28,23 @@ const upstreamCalls = async (emulator = recognition) => (await emulator.requests
 
 /** Aliases of a field that calls the service each time it runs. */
 const teapots = (count: number) => Array.from({ length: count }, (_, index) => `t${index}: teapot`).join(' ');
-/** The QA probe's document: 55,000 aliases of `__typename`, about 1 MB; with a field no rule but the limits' looks at. */
-const PROBE = `{ noSuchField ${Array.from({ length: 55_000 }, (_, index) => `a${index}:__typename`).join(' ')} }`;
+/**
+ * The QA probe's document, 55,000 aliases of `__typename` (about 1 MB), cut to 25,000 to stay within
+ * the token bound (75,000 of 80,000), past which the parse refuses it; with a field no rule but the
+ * limits' looks at.
+ */
+const PROBE = `{ noSuchField ${Array.from({ length: 25_000 }, (_, index) => `a${index}:__typename`).join(' ')} }`;
+/** How graphql-js words a document stopped at `count` tokens (16 writes "more that"). */
+const tooManyTokens = (count: number) => new RegExp(`^Syntax Error: Document contains more tha[nt] ${count} tokens\\. Parsing aborted\\.$`);
+/** A subscription document of `count` operations, eight tokens each. */
+const manySubscriptions = (count: number) => manyOperations(count, 'subscription', 'bonusCreated { id }');
+/** What a graphql-ws subscription received and how it ended, within 5 s. */
+async function wsOutcome(url: string, query: string): Promise<string> {
+  const subscription = subscribeWs(url, query, { connectionParams: member });
+  const ended = await Promise.race([subscription.ended, new Promise((resolve) => setTimeout(() => resolve('still open after 5 s'), 5000))]);
+  subscription.close();
+  return `${JSON.stringify(subscription.results)} ${ended instanceof Error ? ended.message : JSON.stringify(ended)}`;
+}
 
 /** Whether the subgraph at `url` refuses an operation one field past its bound, with the typed error. */
 async function refusesPastItsLimits(url: string): Promise<boolean> {
@@ -72,7 +87,7 @@ describe('a subgraph reached without the gateway', () => {
       expect(messages(result)).toEqual([`the operation selects more than ${maxFields} fields`, `the operation uses more than ${maxAliases} aliases`, `the operation selects more than ${maxRootFields} root fields`]);
       expect(codes(result)).toEqual(new Set(['GRAPHQL_VALIDATION_FAILED']));
     }
-    // Run, it took 310 to 700 ms each time; refused, about 70 ms, most of it parsing. The bound
+    // Run, 55,000 took 310 to 700 ms each time; refused, about 70 ms, most of it parsing. The bound
     // leaves room for a busy machine: the messages above are what prove nothing else walked it.
     expect(Math.min(...elapsed)).toBeLessThan(1000);
   });
@@ -103,6 +118,44 @@ describe('a subgraph reached without the gateway', () => {
     const seen = `${JSON.stringify(subscription.results)} ${ended instanceof Error ? ended.message : JSON.stringify(ended)}`;
     expect(seen).toContain(`the operation uses more than ${maxAliases} aliases`);
     expect(seen).toContain('GRAPHQL_VALIDATION_FAILED');
+  });
+});
+
+describe("a subgraph's token and definition bounds", () => {
+  it("refuses each of the QA probe's documents as it parses, with GRAPHQL_PARSE_FAILED", async () => {
+    for (const [name, body] of Object.entries(TOKEN_PROBES)) {
+      const started = performance.now();
+      const response = await post(recognitionUrl, body);
+      const result = (await response.json()) as GraphQLResult;
+      const elapsed = performance.now() - started;
+      expect({ name, status: response.status, data: result.data }).toEqual({ name, status: 400, data: undefined });
+      expect(result.errors).toEqual([expect.objectContaining({ message: expect.stringMatching(tooManyTokens(maxTokens)), extensions: expect.objectContaining({ code: 'GRAPHQL_PARSE_FAILED' }) })]);
+      // Parsed and validated whole, each took about 330 ms; loose, for a busy machine.
+      expect(elapsed).toBeLessThan(1000);
+    }
+  });
+
+  it('refuses one in a batch of reads as it parses, and answers the read beside it', async () => {
+    const response = await post(recognitionUrl, [TOKEN_PROBES.manyOperations, { query: '{ __typename }' }], { [READ_BATCH_HEADER]: '-,-' });
+    expect(response.status).toBe(200);
+    const reader = new FrameReader(2, 1024 * 1024);
+    const frames = Object.fromEntries(reader.push(Buffer.from(await response.arrayBuffer())).map((frame) => [frame.index, frame]));
+    expect(frames[0]!.status).toBe(400);
+    expect((JSON.parse(frames[0]!.body.toString('utf8')) as GraphQLResult).errors).toEqual([expect.objectContaining({ message: expect.stringMatching(tooManyTokens(maxTokens)), extensions: expect.objectContaining({ code: 'GRAPHQL_PARSE_FAILED' }) })]);
+    expect(JSON.parse(frames[1]!.body.toString('utf8'))).toEqual({ data: { __typename: 'Query' } });
+  });
+
+  it('refuses a subscription document past the token bound on its WebSocket, with GRAPHQL_PARSE_FAILED', async () => {
+    const seen = await wsOutcome(recognitionUrl, manySubscriptions(20_000));
+    expect(seen).toMatch(/Document contains more tha[nt] 80000 tokens/);
+    expect(seen).toContain('GRAPHQL_PARSE_FAILED');
+  });
+
+  it(`refuses more than ${maxDefinitions} operations and fragments with GRAPHQL_VALIDATION_FAILED, over HTTP and on its WebSocket`, async () => {
+    const result = (await (await post(recognitionUrl, { query: manyOperations(maxDefinitions + 1), operationName: 'Q0' })).json()) as GraphQLResult;
+    expect(result.errors).toEqual([expect.objectContaining({ message: `the document holds ${maxDefinitions + 1} operations and fragments; at most ${maxDefinitions} are allowed`, extensions: expect.objectContaining({ code: 'GRAPHQL_VALIDATION_FAILED' }) })]);
+    expect(await (await post(recognitionUrl, { query: manyOperations(maxDefinitions), operationName: 'Q0' })).json()).toEqual({ data: { __typename: 'Query' } });
+    expect(await wsOutcome(recognitionUrl, manySubscriptions(maxDefinitions + 1))).toContain(`at most ${maxDefinitions} are allowed`);
   });
 });
 
@@ -163,5 +216,22 @@ describe('with the MAX_QUERY_* settings raised', () => {
     const ended = await Promise.race([subscription.ended, new Promise((resolve) => setTimeout(() => resolve('still open after 5 s'), 5000))]);
     subscription.close();
     expect(`${JSON.stringify(subscription.results)} ${JSON.stringify(ended)}`).toContain('the operation uses more than 600 aliases');
+  });
+});
+
+describe('with MAX_QUERY_TOKENS and MAX_QUERY_DEFINITIONS raised', () => {
+  it('the gateway takes the raised bounds, and each subgraph four times them, over HTTP and on its WebSocket', { timeout: 30_000 }, async () => {
+    const raised = await startTestStack({ MAX_QUERY_TOKENS: '30000', MAX_QUERY_DEFINITIONS: '300' });
+    const url = raised.stack.services.find((service) => service.name === 'recognition')!.subgraphUrl;
+    // 4,999 operations, 25,000 tokens: past the default 20,000, within 30,000; refused for their number instead.
+    const atGateway = (await (await post(raised.graphqlUrl, { query: manyOperations(4999), operationName: 'Q0' })).json()) as GraphQLResult;
+    expect(messages(atGateway)).toEqual(['the document holds 4999 operations and fragments; at most 300 are allowed']);
+    expect(await (await post(raised.graphqlUrl, { query: manyOperations(300), operationName: 'Q299' })).json()).toEqual({ data: { __typename: 'Query' } });
+    // 100,000 tokens: past a subgraph's default 80,000, within 120,000.
+    const atSubgraph = (await (await post(url, TOKEN_PROBES.manyOperations)).json()) as GraphQLResult;
+    expect(messages(atSubgraph)).toEqual(['the document holds 20000 operations and fragments; at most 1200 are allowed']);
+    expect(await (await post(url, { query: manyOperations(1200), operationName: 'Q0' })).json()).toEqual({ data: { __typename: 'Query' } });
+    // 14,000 subscriptions of eight tokens: 112,000.
+    expect(await wsOutcome(url, manySubscriptions(14_000))).toContain('at most 1200 are allowed');
   });
 });
