@@ -7,8 +7,8 @@ import { forwardedHeader, type TrustedProxies } from '../lib/trustedProxies.ts';
 import { DOWNLOADS_PATH } from '../lib/downloads.ts';
 import { withTraceContext } from '../lib/tracing.ts';
 
-/** Response headers a download passes on; nothing else of the subgraph's answer reaches the browser. */
-const PASSED_ON = ['content-type', 'content-length', 'content-disposition', 'cache-control', 'x-content-type-options'];
+/** Response headers a download passes on; nothing else of the subgraph's answer reaches the browser. `Retry-After` goes with a 429 or 503. */
+const PASSED_ON = ['content-type', 'content-length', 'content-disposition', 'cache-control', 'x-content-type-options', 'retry-after'];
 const LINK = new RegExp(`^${DOWNLOADS_PATH}([a-z][a-z0-9-]*)/([A-Za-z0-9_-]{1,128})$`);
 const HOST = /^[A-Za-z0-9.-]+(:\d{1,5})?$|^\[[0-9A-Fa-f:.]+\](:\d{1,5})?$/;
 
@@ -40,6 +40,10 @@ export interface DownloadProxy {
  * request's trace context when traces are on.
  */
 export function createDownloadProxy(subgraphUrls: Record<string, string>, logger: Logger): DownloadProxy {
+  // No deadline over the whole body, unlike the fetcher's (`SUBGRAPH_TIMEOUT_MS`): a client reading
+  // slowly must get the whole file. undici's own timeouts stand (300 s for the headers, and 300 s of
+  // silence mid-body, not counted while the client is slow to take what came): the subgraph bounds
+  // its service's silence and pace itself, well within them.
   const agent = new Agent({ keepAliveTimeout: 30_000 });
   return {
     async handle(req, res, url) {
@@ -69,7 +73,13 @@ export function createDownloadProxy(subgraphUrls: Record<string, string>, logger
         await response.body.dump();
         return;
       }
-      await pipeline(response.body, res);
+      try {
+        await pipeline(response.body, res);
+      } catch (error) {
+        // The client sees the truncation (its length, or its chunked end, is missing); a client that left is no fault.
+        if ((error as NodeJS.ErrnoException).code === 'ERR_STREAM_PREMATURE_CLOSE') logger.debug({ subgraph: match[1] }, 'download left by its client');
+        else logger.warn({ subgraph: match[1], error: (error as NodeJS.ErrnoException).code ?? (error as Error).name }, 'download cut off by the subgraph');
+      }
     },
     close: () => agent.close(),
   };

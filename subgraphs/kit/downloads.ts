@@ -6,6 +6,7 @@ import { sendJson } from '../../lib/http.ts';
 import type { Logger } from '../../lib/logger.ts';
 import { DOWNLOADS_PATH } from '../../lib/downloads.ts';
 import type { SubgraphRoute } from './server.ts';
+import { ErrorCode } from './errors.ts';
 
 /**
  * A download link's id is random and unguessable; what it stands for (including the caller's
@@ -255,11 +256,35 @@ export interface DownloadFile {
   contentLength?: string;
 }
 
+/** What a failure to open the file tells the client: a status that says whether trying again can help. */
+function refusal(error: unknown): { status: number; message: string; headers?: Record<string, string> } {
+  const extensions = error instanceof GraphQLError ? error.extensions : {};
+  if (extensions.status === 404) return { status: 404, message: 'The file no longer exists upstream.' };
+  // The owner's pacing (the link takes a slot of its owner's rate) or the service's own 429.
+  if (extensions.code === ErrorCode.RateLimited) {
+    const after = typeof extensions.retryAfterSeconds === 'number' && extensions.retryAfterSeconds > 0 ? extensions.retryAfterSeconds : 1;
+    return { status: 429, message: 'The service allows no more downloads for this link’s owner right now. Try again shortly.', headers: { 'retry-after': String(after) } };
+  }
+  // The credential the link was issued with was revoked or lost its rights: no retry will fix it.
+  if (extensions.code === ErrorCode.Unauthenticated || extensions.code === ErrorCode.Forbidden) {
+    return { status: 403, message: 'The service no longer accepts the credential this link was issued with. Ask the graph for a new link with a current credential.' };
+  }
+  return { status: 502, message: 'The upstream service could not provide the file. Try again later.' };
+}
+
+/** What a link being opened now answers to a second reader of it in this process. */
+const BUSY = { message: 'This link is being opened by another download right now. Try again in a moment.' };
+
 /**
  * The subgraph's `GET /downloads/<id>` route: streams the file behind a live id, and answers an
- * expired or unknown id with 410 or 404 and a message a person can read.
+ * expired or unknown id with 410 or 404 and a message a person can read. One link is opened once at
+ * a time in this process (from the call upstream until its answer's headers, not while its body
+ * streams): every open takes a slot of its owner's upstream rate, and anyone holding the link could
+ * otherwise queue a burst of calls ahead of all the owner's own. A second open meanwhile is 429.
  */
 export function downloadRoute<T>(store: DownloadStore<T>, open: (value: T) => Promise<DownloadFile>, logger: Logger): SubgraphRoute {
+  /** Links whose file is being asked of the service now (paced, until its headers come). */
+  const opening = new Set<string>();
   return {
     method: 'GET',
     path: `${DOWNLOADS_PATH}*`,
@@ -274,15 +299,17 @@ export function downloadRoute<T>(store: DownloadStore<T>, open: (value: T) => Pr
       }
       if (value === undefined) return sendJson(res, 404, { message: 'This download link does not exist. Ask the graph for a new one.' });
       if (value === 'expired') return sendJson(res, 410, { message: 'This download link has expired. Ask the graph for a new one.' });
+      if (opening.has(id)) return sendJson(res, 429, BUSY, { 'retry-after': '1' });
+      opening.add(id);
       let file: DownloadFile;
       try {
         file = await open(value);
       } catch (error) {
-        const status = error instanceof GraphQLError ? error.extensions.status : undefined;
-        logger.warn({ code: error instanceof GraphQLError ? error.extensions.code : 'unknown', status }, 'download failed upstream');
-        return status === 404
-          ? sendJson(res, 404, { message: 'The file no longer exists upstream.' })
-          : sendJson(res, 502, { message: 'The upstream service could not provide the file. Try again later.' });
+        const { status, message, headers } = refusal(error);
+        logger.warn({ code: error instanceof GraphQLError ? error.extensions.code : 'unknown', status: error instanceof GraphQLError ? error.extensions.status : undefined, answered: status }, 'download failed upstream');
+        return sendJson(res, status, { message }, headers);
+      } finally {
+        opening.delete(id);
       }
       res.writeHead(200, {
         'content-type': file.contentType,
@@ -291,7 +318,14 @@ export function downloadRoute<T>(store: DownloadStore<T>, open: (value: T) => Pr
         'x-content-type-options': 'nosniff',
         ...(file.contentLength ? { 'content-length': file.contentLength } : {}),
       });
-      await pipeline(file.body, res);
+      try {
+        await pipeline(file.body, res);
+      } catch (error) {
+        // Cut short: the client sees a truncated body (its length, or its chunked end, is missing).
+        // A client that left is no fault; a service that stalled or broke off is worth a warning.
+        if ((error as NodeJS.ErrnoException).code === 'ERR_STREAM_PREMATURE_CLOSE') logger.debug('download left by its client');
+        else logger.warn({ code: error instanceof GraphQLError ? error.extensions.code : 'unknown', reason: (error as Error).message }, 'download cut off upstream');
+      }
     },
   };
 }

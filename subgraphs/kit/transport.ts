@@ -521,6 +521,13 @@ export const DEFAULT_CONNECTIONS = 64;
 export const DEFAULT_MAX_RESPONSE_BYTES = 10 * 1024 * 1024;
 /** The default cap on a streamed download (a label PDF). */
 export const DEFAULT_MAX_DOWNLOAD_BYTES = 100 * 1024 * 1024;
+/**
+ * The slowest pace a download is served at to its end: 64 KiB/s (512 kbit/s, a weak mobile link).
+ * A streamed body gets the call's timeout plus the cap at this pace (about 27 minutes at 100 MiB),
+ * since one stalled by its service is cut by the idle timeout long before; what this bounds is a
+ * reader (or a trickling service) holding one of the caller's connections for ever.
+ */
+export const MIN_DOWNLOAD_BYTES_PER_SECOND = 64 * 1024;
 const NOTHING_TO_DISCARD = async () => {};
 
 /** Waits before a retry; a cancelled request stops waiting at once. */
@@ -543,8 +550,11 @@ function watchWith(watch: WatchDeadline, scope: CallScope | undefined): WatchDea
   return scope ? eitherWatch(watch, (cancel) => scope.watch(cancel)) : watch;
 }
 
-/** A stream that passes `body` through and fails with `tooLarge()` once more than `maxBytes` went by. */
-function capped(body: Readable, maxBytes: number, tooLarge: () => Error): Readable {
+/**
+ * A stream that passes `body` through and fails with `tooLarge()` once more than `maxBytes` went by,
+ * or with `brokeOff(error)` when `body` fails: the reader learns why, in the transport's words.
+ */
+function capped(body: Readable, maxBytes: number, tooLarge: () => Error, brokeOff: (error: Error) => Error): Readable {
   let seen = 0;
   const counter = new Transform({
     transform(chunk: Buffer, _encoding, done) {
@@ -552,6 +562,8 @@ function capped(body: Readable, maxBytes: number, tooLarge: () => Error): Readab
       done(seen > maxBytes ? tooLarge() : null, chunk);
     },
   });
+  // Before the pipeline's own listener, which would pass the error on as it is.
+  body.once('error', (error) => counter.destroy(brokeOff(error)));
   // Either side failing ends both: the upstream socket is let go with the download.
   pipeline(body, counter, () => {});
   return counter;
@@ -750,6 +762,8 @@ export function createRestTransport(options: RestTransportOptions): RestTranspor
   }
 
   const deadlines = createDeadlines();
+  /** What a streamed body may take beyond the call's timeout once its headers came: the cap at the slowest pace a client is served at. */
+  const downloadAllowanceMs = Math.ceil((maxDownloadBytes / MIN_DOWNLOAD_BYTES_PER_SECOND) * 1000);
   const deadlineOf = (call: RestCall) => deadlines(call.timeoutMs ?? timeoutMs);
 
   async function complete(call: RestCall, lookup: boolean): Promise<RestResponse | null> {
@@ -789,17 +803,31 @@ export function createRestTransport(options: RestTransportOptions): RestTranspor
     throw trail.unanswered && (status >= 500 || status === 429 || status === 408) ? withWriteOutcome(scrubbed, service, WriteOutcome.Unknown) : scrubbed;
   }
 
-  /** One attempt whose body is handed over as a stream, cancelled by the deadline until the stream closes. */
-  function performStreamed(deadline: Deadline, scope: CallScope | undefined) {
+  /**
+   * One attempt whose body is handed over as a stream. The deadline cancels it until the answer's
+   * headers arrive (an error answer's body too); from then on a 2xx body has bounds of its own
+   * (`stream`), and only the request's cancellation still stops it, until the stream closes.
+   * `idleMs` is undici's `bodyTimeout`: its timer is refreshed at every chunk and does not fire
+   * while the parser is paused because the body's reader has not taken what came
+   * (`node_modules/undici/lib/dispatcher/client-h1.js`, `onParserTimeout`), so it measures the
+   * service's silence, never the reader's pace.
+   */
+  function performStreamed(deadline: Deadline, scope: CallScope | undefined, idleMs: number) {
     return async (dispatcher: Dispatcher, options: Dispatcher.DispatchOptions) => {
       const controller = new AbortController();
-      const unwatch = watchWith(deadline.watch, scope)((reason) => controller.abort(reason));
+      const abort = (reason: Error) => controller.abort(reason);
+      const unwatchDeadline = deadline.watch(abort);
+      const unwatchScope = scope ? scope.watch(abort) : NOT_WATCHING;
       try {
-        const response = await dispatcher.request({ ...options, signal: controller.signal });
-        response.body.once('close', unwatch);
+        const response = await dispatcher.request({ ...options, bodyTimeout: idleMs, signal: controller.signal });
+        // An error answer, read up to a cap to be reported or let go, stays under the deadline.
+        if (response.statusCode >= 200 && response.statusCode < 300) unwatchDeadline();
+        else response.body.once('close', unwatchDeadline);
+        response.body.once('close', unwatchScope);
         return { status: response.statusCode, response };
       } catch (error) {
-        unwatch();
+        unwatchDeadline();
+        unwatchScope();
         throw error;
       }
     };
@@ -812,28 +840,39 @@ export function createRestTransport(options: RestTransportOptions): RestTranspor
     lookup: (call) => complete(call, true),
     async stream(call) {
       const deadline = deadlineOf(call);
+      // The service's silence allowed mid-body is the silence allowed before its answer.
+      const idleMs = call.timeoutMs ?? timeoutMs;
       let response: Dispatcher.ResponseData;
       try {
-        ({ response } = await exchange(call, deadline, performStreamed(deadline, call.scope), (answer) => answer.response.body.dump(), undefined, (answer) => answer.response.body));
+        ({ response } = await exchange(call, deadline, performStreamed(deadline, call.scope, idleMs), (answer) => answer.response.body.dump(), undefined, (answer) => answer.response.body));
       } catch (error) {
         deadline.release();
         throw error;
       }
       const headers = flattenHeaders(response.headers);
-      if (response.statusCode >= 200 && response.statusCode < 300) {
+      const { body, statusCode: status } = response;
+      if (status >= 200 && status < 300) {
+        // The deadline covers the call until its headers: a body read at a slow client's pace was
+        // cut off by it (a 19 MB file read at 200 KB/s arrived 13.7 MB long).
+        deadline.release();
         if (Number(headers['content-length']) > maxDownloadBytes) {
-          response.body.destroy();
-          deadline.release();
-          throw tooLarge(maxDownloadBytes, response.statusCode);
+          body.destroy();
+          throw tooLarge(maxDownloadBytes, status);
         }
-        // The deadline bounds the download too: it is over when the body closes, read or not.
-        response.body.once('close', deadline.release);
-        return { status: response.statusCode, headers, body: capped(response.body, maxDownloadBytes, () => tooLarge(maxDownloadBytes, response.statusCode)) };
+        // The idle timeout does not see a reader slower than the cap at MIN_DOWNLOAD_BYTES_PER_SECOND,
+        // nor a service trickling a byte at a time: either would hold the connection for ever.
+        const totalMs = idleMs + downloadAllowanceMs;
+        const timer = setTimeout(() => body.destroy(unavailable(call, `the download took longer than ${totalMs} ms`)), totalMs);
+        timer.unref();
+        body.once('close', () => clearTimeout(timer));
+        const brokeOff = (error: Error) =>
+          error instanceof GraphQLError ? error : unavailable(call, error instanceof undiciErrors.BodyTimeoutError ? `the download stalled: no byte for ${idleMs} ms` : `the download broke off (${errorCode(error) ?? error.name})`);
+        return { status, headers, body: capped(body, maxDownloadBytes, () => tooLarge(maxDownloadBytes, status), brokeOff) };
       }
       // An error answer is read only up to the cap, then let go.
-      const text = await readCapped(response.body, maxResponseBytes).catch(() => '');
+      const text = await readCapped(body, maxResponseBytes).catch(() => '');
       deadline.release();
-      const error = errorForUpstream({ service, status: response.statusCode, body: parseJson(text) ?? text, retryAfter: headers['retry-after'], secrets: call.secrets ?? [] })!;
+      const error = errorForUpstream({ service, status, body: parseJson(text) ?? text, retryAfter: headers['retry-after'], secrets: call.secrets ?? [] })!;
       throw scrubError(error, call.secrets ?? []);
     },
     async close() {
