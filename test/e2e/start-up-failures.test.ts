@@ -5,10 +5,15 @@ import { spawnMain } from '../support/mainProcess.ts';
 
 // What stops a main at start is said in one line, as a bad value is, never a stack: a port another
 // program holds, a store that does not answer.
-const holder = net.createServer();
+// It also stands for a Redis that accepts connections and never answers.
+const accepted = new Set<net.Socket>();
+const holder = net.createServer((socket) => accepted.add(socket));
 await new Promise<void>((resolve) => holder.listen(0, '127.0.0.1', resolve));
 const taken = (holder.address() as net.AddressInfo).port;
-afterAll(() => new Promise<void>((resolve) => holder.close(() => resolve())));
+afterAll(async () => {
+  for (const socket of accepted) socket.destroy();
+  await new Promise<void>((resolve) => holder.close(() => resolve()));
+});
 
 describe('a main', () => {
   it('whose port is taken exits 1 with one configuration line naming the address', { timeout: 30_000 }, async () => {
