@@ -43,7 +43,7 @@ export function refuseConditionalSubscriptionRoot({ method, body, url }: { metho
   let document: DocumentNode;
   try {
     // Within the gateway's token bound: a text past it is Apollo Server's to refuse, as it parses it.
-    document = parse(query, maxTokens === undefined ? undefined : { maxTokens });
+    document = parse(query, { maxTokens });
   } catch {
     return undefined;
   }

@@ -20,9 +20,12 @@ const UNRESOLVED = Symbol('unresolved');
  * sent `#<hash of Q>`, which parses to no operation, then Q, which ran whole past its scopes.
  * Nothing is decided, nor remembered, for an operation that does not resolve.
  */
+/** What the decisions keyed by operation text may hold (strings count two bytes a character). */
+export const DECISION_CACHE_BYTES = 16 * 1024 * 1024;
+
 export function createFieldAccess({ schema, requirements, cacheSize = 2000, maxTokens }: { schema: GraphQLSchema; requirements: AccessRequirements; cacheSize?: number; maxTokens?: number }) {
   // Keyed by operation text too: bounded in bytes as well as in entries (2,000 texts of 570 KB were 1.1 GB).
-  const decisions = createBoundedCache<Restricted | null>(cacheSize, { maxBytes: 16 * 1024 * 1024, sizeOf: (key) => key.length * 2 + 256 });
+  const decisions = createBoundedCache<Restricted | null>(cacheSize, { maxBytes: DECISION_CACHE_BYTES, sizeOf: (key) => key.length * 2 + 256 });
   const decide = (key: string, document: () => DocumentNode | undefined, operationName: string | null | undefined, principal: Principal | undefined): Restricted | null | typeof UNRESOLVED => {
     const cacheKey = `${accessKeyOf(principal)}\u0000${operationName ?? ''}\u0000${key}`;
     let decision = decisions.get(cacheKey);
@@ -55,7 +58,7 @@ export function createFieldAccess({ schema, requirements, cacheSize = 2000, maxT
         `t\u0000${text}`,
         () => {
           try {
-            return parse(text, maxTokens === undefined ? undefined : { maxTokens });
+            return parse(text, { maxTokens });
           } catch {
             return undefined;
           }
@@ -64,6 +67,10 @@ export function createFieldAccess({ schema, requirements, cacheSize = 2000, maxT
         principal,
       );
       return decision === null;
+    },
+    /** What the decisions keyed by operation text hold, as their bound counts it. */
+    get cachedBytes() {
+      return decisions.bytes;
     },
   };
 }

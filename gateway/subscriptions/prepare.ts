@@ -119,7 +119,7 @@ export function createOperationPreparer({ schema, rules = [] }: { schema: GraphQ
     let document = valid.get(query);
     if (!document) {
       try {
-        document = parse(query, maxTokens === undefined ? undefined : { maxTokens });
+        document = parse(query, { maxTokens });
       } catch (error) {
         if (error instanceof GraphQLError) return { errors: [coded(error, 'GRAPHQL_PARSE_FAILED')] };
         throw error;

@@ -2,6 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { buildSchema, parse, print } from 'graphql';
 import { applyRemovals, restrictOperation } from '../../gateway/auth/fieldAccess.ts';
 import { readAccessRequirements } from '../../gateway/auth/requirements.ts';
+import { createFieldAccess, DECISION_CACHE_BYTES } from '../../gateway/auth/access.ts';
 import type { Principal } from '../../gateway/auth/principal.ts';
 
 const sdl = `
@@ -66,5 +67,19 @@ describe('field access', () => {
     const restricted = restrictOperation(schema, requirements, parse('{ secret }'), undefined, caller())!;
     expect(restricted.empty).toBe(true);
     expect(applyRemovals({}, restricted.removals).data).toEqual({ secret: null });
+  });
+});
+
+describe('the scope check of a text the fast paths serve', () => {
+  it('holds its decisions within their byte bound however large the texts, and parses none past the token bound', () => {
+    const access = createFieldAccess({ schema, requirements, maxTokens: 20_000 });
+    // 60 distinct texts of about 570 KB each (1,000 entries allowed): 68 MB of keys had they all been kept.
+    const padding = ' '.repeat(570_000);
+    for (let index = 0; index < 60; index += 1) expect(access.servesWhole(`{ public${padding}}# ${index}`, undefined, caller())).toBe(true);
+    expect(access.cachedBytes).toBeGreaterThan(0);
+    expect(access.cachedBytes).toBeLessThanOrEqual(DECISION_CACHE_BYTES);
+    // Past the token bound the text does not parse here: Apollo Server, which parses with the same bound, refuses it.
+    expect(access.servesWhole(`{ ${'public '.repeat(20_001)}}`, undefined, caller())).toBe(false);
+    expect(access.servesWhole(`{ ${'public '.repeat(100)}}`, undefined, caller())).toBe(true);
   });
 });

@@ -58,7 +58,6 @@ export function onlyPeerGone(errors: readonly { originalError?: unknown }[]): bo
   return errors.length > 0 && errors.every(({ originalError }) => PEER_GONE.has(String((originalError as { code?: unknown } | undefined)?.code)));
 }
 
-
 const ONLY_SUBSCRIPTIONS = [new GraphQLError('this socket carries subscriptions only: send queries and mutations over HTTP', { extensions: { code: 'BAD_REQUEST' } })];
 
 const lowerCaseKeys = (params: unknown): Record<string, unknown> =>
