@@ -32,6 +32,12 @@ export interface MicroCache {
    * key of the read (operation, variables, every header sent, so the credential) hashed.
    */
   keyOf(subgraph: string, credential: string, body: string, headers: Record<string, string>): string;
+  /**
+   * Resolves once this gateway has read every drop the channel took before the call: a read sent
+   * after a write through another gateway was answered is then neither answered from what that
+   * write made stale nor joined to a read that began before it. At once without a channel.
+   */
+  caughtUp(): Promise<void>;
   /** A kept answer still within its time to live; counts a hit or a miss. */
   get(key: string): SubgraphAnswer | undefined;
   /** Keeps a whole answer (2xx, no GraphQL errors) for `ttlMs`, evicting the oldest past the bounds. */
@@ -168,6 +174,9 @@ export function createMicroCache({ fields, maxEntries, maxBytes, now = Date.now,
     },
     keyOf(subgraph, credential, body, headers) {
       return `${groupOf(subgraph, credential)}\u0000${hashed(readKey(body, headers))}`;
+    },
+    caughtUp() {
+      return channel ? channel.caughtUp() : Promise.resolve();
     },
     get(key) {
       if (!trusted()) {

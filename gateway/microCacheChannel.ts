@@ -32,9 +32,16 @@ export interface DropChannel {
   /**
    * Tells the other gateways that `digest` wrote to `subgraph`. Resolves once Redis took the
    * message (or failed to, within its command timeout), at once while the channel is down: the
-   * drop is then sent when it is back.
+   * drop is then sent when it is back. Redis has then queued it for every subscriber, ahead of
+   * anything they ask afterwards (`caughtUp`).
    */
   publish(subgraph: string, digest: string): Promise<void>;
+  /**
+   * Resolves once every message Redis took before this call has been read here, so that a read
+   * sent after another gateway's write was answered is not answered from what that write made
+   * stale. At once while the channel is not live (nothing kept is answered then).
+   */
+  caughtUp(): Promise<void>;
   /** The one listener of what other gateways wrote, and of `'all'` when the channel goes down or comes back. */
   listen(listener: (drops: Drops) => void): void;
   close(): Promise<void>;
@@ -160,22 +167,10 @@ export function createDropChannel(url: string, logger: Logger, { heartbeatMs = H
   let ignored = 0;
   let ignoredLoggedAt = -Infinity;
   let sent = 0;
-  // Our own messages by number, until they come back on the subscription.
-  const echoes = new Map<number, () => void>();
   const send = async (drops: Drops) => {
     const n = (sent += 1);
     const text = JSON.stringify(drops === 'all' ? { v: 1, from, n, all: true } : { v: 1, from, n, drops: drops.map(({ subgraph, digest }) => [subgraph, digest]) });
-    const echoed = new Promise<void>((resolve) => echoes.set(n, resolve));
-    let timer: NodeJS.Timeout | undefined;
-    try {
-      await publisher.publish(DROPS_CHANNEL, text);
-      // Redis answers PUBLISH before it writes the message to the subscribers: waiting for our own
-      // copy means it has gone out to theirs too, or is going in the same pass (docs/REPLICAS.md).
-      await Promise.race([echoed, new Promise<void>((resolve) => (timer = setTimeout(resolve, REQUEST_REDIS_TIMEOUT_MS)))]);
-    } finally {
-      clearTimeout(timer);
-      echoes.delete(n);
-    }
+    await publisher.publish(DROPS_CHANNEL, text);
   };
   const batches = createDropBatches({ send, ready: () => live });
 
@@ -221,9 +216,28 @@ export function createDropChannel(url: string, logger: Logger, { heartbeatMs = H
       }
       return;
     }
-    if (message.from === from) echoes.get(message.n)?.();
-    else tell(message.drops);
+    if (message.from !== from) tell(message.drops);
   });
+  // Redis answers a subscriber's PING after every message it queued for it before: one PING, sent
+  // after every read that waits for it arrived, tells them all that they have seen every write
+  // answered before they were sent (docs/REPLICAS.md).
+  let nextPing: Promise<void> | undefined;
+  const caughtUp = () => {
+    if (!live) return Promise.resolve();
+    nextPing ??= new Promise<void>((resolve) =>
+      setImmediate(() => {
+        nextPing = undefined;
+        subscriber.ping().then(
+          () => resolve(),
+          () => {
+            restart();
+            resolve();
+          },
+        );
+      }),
+    );
+    return nextPing;
+  };
   const heartbeat = setInterval(() => {
     if (!live) return;
     subscriber.ping().then(() => batches.flush(), restart);
@@ -234,6 +248,7 @@ export function createDropChannel(url: string, logger: Logger, { heartbeatMs = H
       return live;
     },
     publish: (subgraph, digest) => batches.publish(subgraph, digest),
+    caughtUp,
     listen(next) {
       listener = next;
     },

@@ -123,6 +123,8 @@ export class SubgraphDataSource implements GraphQLDataSource<GatewayContext> {
     if (!READ.test(request.query)) return this.sendMutation(credential, headers, body, context, departure);
     const ttlMs = this.microCache?.ttlOf(request.query);
     const cacheKey = ttlMs === undefined ? undefined : this.microCache!.keyOf(this.name, credential, body, headers);
+    // Writes through other gateways, answered before this read was sent, are heard of first.
+    if (cacheKey !== undefined) await this.microCache!.caughtUp();
     // A kept answer, like a joined one, made no upstream call of its own: the budget is not touched.
     const kept = cacheKey === undefined ? undefined : this.microCache!.get(cacheKey);
     if (kept) return kept;

@@ -6,6 +6,7 @@ import { DEMO_TOKENS } from '../../emulators/recognition/data.ts';
 import { SERVICE_ENTRY, SERVICES } from '../../lib/services.ts';
 import { DROPS_CHANNEL } from '../../gateway/microCacheChannel.ts';
 import { requireBinary } from '../support/binaries.ts';
+import { startLaggingTcpProxy, type LaggingTcpProxy } from '../support/laggingTcpProxy.ts';
 import { capturedLogs } from '../support/logs.ts';
 import { startRecognitionEmulator, startRecognitionGateway, startRecognitionSubgraph } from '../support/recognitionPieces.ts';
 import { redisAnswers, startRedis } from '../support/redisServer.ts';
@@ -18,6 +19,7 @@ import { waitUntil } from '../support/waitFor.ts';
  * mutation through either makes the other forget what it kept for that credential of that
  * subgraph before the mutation is answered, and nothing else; a Redis that goes away, or stops
  * answering, turns the micro-cache off until it is back; a hostile message changes nothing.
+ * Gateway B reaches Redis through a proxy that can hold back what Redis sends it.
  */
 const admin = { 'x-recognition-token': DEMO_TOKENS.admin };
 const member = { 'x-recognition-token': DEMO_TOKENS.member };
@@ -46,6 +48,7 @@ describe.skipIf(!requireBinary('redis-server'))('the micro-cache across gateways
   let subgraph: Awaited<ReturnType<typeof startRecognitionSubgraph>>;
   let a: Child;
   let b: Child;
+  let lagging: LaggingTcpProxy;
   /** A client of the same Redis, listening on the gateways' channel as anyone with access could. */
   let listener: Redis;
   const messages: string[] = [];
@@ -59,7 +62,7 @@ describe.skipIf(!requireBinary('redis-server'))('the micro-cache across gateways
     return (await upstream()).length === 0;
   }
 
-  async function startGatewayProcess(name: string): Promise<Child> {
+  async function startGatewayProcess(name: string, redisUrl: string): Promise<Child> {
     let partial = '';
     const onOutput = (text: string) => {
       const lines = (partial + text).split('\n');
@@ -73,7 +76,7 @@ describe.skipIf(!requireBinary('redis-server'))('the micro-cache across gateways
       [SERVICE_ENTRY.recognition.env.subgraphUrl]: subgraph.graphqlUrl,
       GATEWAY_PORT: '0',
       GATEWAY_MICRO_CACHE: 'Query.apiKeys:60000,Query.rewardCatalog:60000',
-      REDIS_URL: redis.url,
+      REDIS_URL: redisUrl,
       LOG_LEVEL: 'info',
     };
     const child = await launch({ name, entry: 'gateway/main.ts', env, readyTimeoutMs: 60_000, onOutput });
@@ -85,7 +88,8 @@ describe.skipIf(!requireBinary('redis-server'))('the micro-cache across gateways
     redis = await startRedis();
     emulator = await startRecognitionEmulator();
     subgraph = await startRecognitionSubgraph(emulator.url, {});
-    [a, b] = await Promise.all([startGatewayProcess('gateway-a'), startGatewayProcess('gateway-b')]);
+    lagging = await startLaggingTcpProxy(Number(new URL(redis.url).port));
+    [a, b] = await Promise.all([startGatewayProcess('gateway-a', redis.url), startGatewayProcess('gateway-b', `redis://127.0.0.1:${lagging.port}`)]);
     listener = new Redis(redis.url, { maxRetriesPerRequest: null });
     listener.on('error', () => undefined);
     listener.on('message', (_channel: string, message: string) => messages.push(message));
@@ -97,6 +101,7 @@ describe.skipIf(!requireBinary('redis-server'))('the micro-cache across gateways
     for (const child of children) await child.kill('SIGKILL');
     await subgraph?.close();
     await emulator?.close();
+    await lagging?.close();
     await redis?.close();
   });
 
@@ -137,6 +142,20 @@ describe.skipIf(!requireBinary('redis-server'))('the micro-cache across gateways
       if (!labelsOf(await gql(reader, KEYS)).includes(`round-${round}`)) stale += 1;
     }
     expect(stale).toBe(0);
+  });
+
+  it('has a read sent after the answer see the write however late Redis\'s copy of the drop reaches the other gateway', async () => {
+    await gql(b, KEYS);
+    lagging.lagMs = 300;
+    try {
+      await emulator.control.clearRequests();
+      await gql(a, createKey('while-b-lags'));
+      // The drop reaches B some 300 ms after A answered; B hears it before answering from what it kept.
+      expect(labelsOf(await gql(b, KEYS))).toContain('while-b-lags');
+      expect(await upstream()).toEqual(['POST /api/v1/api_keys', 'GET /api/v1/api_keys']);
+    } finally {
+      lagging.lagMs = 0;
+    }
   });
 
   it('never keeps a read that was on its way through the other gateway when the credential wrote', async () => {

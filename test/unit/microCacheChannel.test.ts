@@ -123,6 +123,7 @@ describe('the micro-cache with a channel', () => {
     const stub: Omit<DropChannel, 'live'> & { live: boolean; tell(drops: Drops): void; published: [string, string][] } = {
       live: true,
       publish: async (subgraph, digest) => void published.push([subgraph, digest]),
+      caughtUp: async () => undefined,
       listen: (next) => void (listener = next),
       close: async () => undefined,
       tell: (drops) => listener(drops),
