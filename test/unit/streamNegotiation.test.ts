@@ -27,9 +27,8 @@ describe('prefersEventStream', () => {
   });
 
   it('does not negotiate an Accept longer than a client sends, so a hostile one costs no CPU before the rate limits', () => {
-    const started = performance.now();
+    // Both would prefer an event stream if they were read: refused by their length alone.
     for (const accept of ['text/event-stream,'.repeat(900), `a/b,${'a/b,'.repeat(4000)}text/event-stream`]) expect(prefersEventStream(accept)).toBe(false);
-    expect(performance.now() - started).toBeLessThan(5);
   });
 });
 
