@@ -23,6 +23,7 @@ import { startRoundRobinProxy } from '../support/roundRobinProxy.ts';
 import { redisAnswers } from '../support/redisServer.ts';
 import { subscribeWs, type Collected } from '../support/subscribers.ts';
 import { waitForEventSubscriptions, waitUntil } from '../support/waitFor.ts';
+import { startTcpRelay } from '../support/tcpRelay.ts';
 
 /**
  * The event log when its Redis fails (docs/REPLICAS.md, "Limits"; docs/EVENTS.md §5): a Redis that
@@ -287,7 +288,7 @@ describe.skipIf(!requireBinary('redis-server'))('the event log when Redis fails'
 
   it('the live reader gives up a read its connection never answers and reads again on a new one', async () => {
     const redis = await startOwnRedis();
-    const link = await startFreezableLink(redis.port);
+    const link = await startTcpRelay(redis.url);
     onTestFinished(() => link.close());
     // One replica reaches Redis through a link that will hang; another appends directly.
     const reading = await createRedisLog({ url: link.url, prefix: 'graph:outage-test', commandTimeoutMs: 300, readBlockMs: 300, logger: testLogger('event-log') });
@@ -306,49 +307,11 @@ describe.skipIf(!requireBinary('redis-server'))('the event log when Redis fails'
     await waitUntil(() => seen.length === 2, () => `the event after idling (saw ${JSON.stringify(seen)})`);
 
     // The connections open now stop carrying anything, both ways, and are never closed.
+    const connections = link.accepted;
     link.freeze();
     await append('after the hang');
     await waitUntil(() => seen.length === 3, () => `the event read on a new connection (saw ${JSON.stringify(seen)})`);
     expect(seen).toEqual(['before', 'after idling', 'after the hang']);
+    expect(link.accepted).toBeGreaterThan(connections);
   });
 });
-
-/**
- * A TCP link to Redis whose open connections can be frozen: nothing more passes either way and
- * neither end hears of it (a peer gone without a reset), while new connections pass as before.
- */
-async function startFreezableLink(port: number) {
-  const open = new Set<{ client: net.Socket; upstream: net.Socket }>();
-  const all = new Set<net.Socket>();
-  const server = net.createServer((client) => {
-    const upstream = net.connect(port, '127.0.0.1');
-    const pair = { client, upstream };
-    open.add(pair);
-    for (const socket of [client, upstream]) {
-      all.add(socket);
-      socket.on('error', () => undefined);
-      socket.once('close', () => {
-        client.destroy();
-        upstream.destroy();
-      });
-    }
-    client.pipe(upstream).pipe(client);
-  });
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  return {
-    url: `redis://127.0.0.1:${(server.address() as net.AddressInfo).port}`,
-    freeze() {
-      for (const { client, upstream } of open) {
-        client.unpipe(upstream);
-        upstream.unpipe(client);
-        client.pause();
-        upstream.pause();
-      }
-      open.clear();
-    },
-    async close() {
-      for (const socket of all) socket.destroy();
-      await new Promise((resolve) => server.close(resolve));
-    },
-  };
-}

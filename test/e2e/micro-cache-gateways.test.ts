@@ -6,10 +6,10 @@ import { DEMO_TOKENS } from '../../emulators/recognition/data.ts';
 import { SERVICE_ENTRY, SERVICES } from '../../lib/services.ts';
 import { DROPS_CHANNEL } from '../../gateway/microCacheChannel.ts';
 import { requireBinary } from '../support/binaries.ts';
-import { startLaggingTcpProxy, type LaggingTcpProxy } from '../support/laggingTcpProxy.ts';
 import { capturedLogs } from '../support/logs.ts';
 import { startRecognitionEmulator, startRecognitionGateway, startRecognitionSubgraph } from '../support/recognitionPieces.ts';
 import { redisAnswers, startRedis } from '../support/redisServer.ts';
+import { startTcpRelay, type TcpRelay } from '../support/tcpRelay.ts';
 import { waitUntil } from '../support/waitFor.ts';
 
 /**
@@ -19,7 +19,7 @@ import { waitUntil } from '../support/waitFor.ts';
  * mutation through either makes the other forget what it kept for that credential of that
  * subgraph before the mutation is answered, and nothing else; a Redis that goes away, or stops
  * answering, turns the micro-cache off until it is back; a hostile message changes nothing.
- * Gateway B reaches Redis through a proxy that can hold back what Redis sends it.
+ * Gateway B reaches Redis through a relay that can hold back what Redis sends it.
  */
 const admin = { 'x-recognition-token': DEMO_TOKENS.admin };
 const member = { 'x-recognition-token': DEMO_TOKENS.member };
@@ -48,7 +48,7 @@ describe.skipIf(!requireBinary('redis-server'))('the micro-cache across gateways
   let subgraph: Awaited<ReturnType<typeof startRecognitionSubgraph>>;
   let a: Child;
   let b: Child;
-  let lagging: LaggingTcpProxy;
+  let lagging: TcpRelay;
   /** A client of the same Redis, listening on the gateways' channel as anyone with access could. */
   let listener: Redis;
   const messages: string[] = [];
@@ -88,8 +88,8 @@ describe.skipIf(!requireBinary('redis-server'))('the micro-cache across gateways
     redis = await startRedis();
     emulator = await startRecognitionEmulator();
     subgraph = await startRecognitionSubgraph(emulator.url, {});
-    lagging = await startLaggingTcpProxy(Number(new URL(redis.url).port));
-    [a, b] = await Promise.all([startGatewayProcess('gateway-a', redis.url), startGatewayProcess('gateway-b', `redis://127.0.0.1:${lagging.port}`)]);
+    lagging = await startTcpRelay(redis.url);
+    [a, b] = await Promise.all([startGatewayProcess('gateway-a', redis.url), startGatewayProcess('gateway-b', lagging.url)]);
     listener = new Redis(redis.url, { maxRetriesPerRequest: null });
     listener.on('error', () => undefined);
     listener.on('message', (_channel: string, message: string) => messages.push(message));

@@ -1,4 +1,3 @@
-import net from 'node:net';
 import { describe, expect, it, onTestFinished } from 'vitest';
 import { Redis } from 'ioredis';
 import { DEMO_AUDIENCE } from '../../emulators/authorization-server/emulator.ts';
@@ -7,45 +6,8 @@ import { createCredentialStore, CredentialsUnavailable } from '../../gateway/aut
 import { requireBinary } from '../support/binaries.ts';
 import { knownSecrets } from '../support/logs.ts';
 import { startRedis } from '../support/redisServer.ts';
+import { startTcpRelay } from '../support/tcpRelay.ts';
 import { emulatorControl, startGatewayOver, startTestStack } from '../support/stack.ts';
-
-/**
- * A TCP relay in front of a real Redis that the test turns off and on at the same address: `down`
- * drops every connection and each new one at once (a restart, a failover), `silent` holds new
- * connections and answers nothing (a Redis stopped with SIGSTOP, a black-holed network).
- */
-async function startRedisRelay(target: string) {
-  const { hostname, port } = new URL(target);
-  let mode: 'up' | 'down' | 'silent' = 'up';
-  const open = new Set<net.Socket>();
-  const server = net.createServer((client) => {
-    open.add(client);
-    client.on('close', () => open.delete(client)).on('error', () => undefined);
-    if (mode === 'down') return void client.destroy();
-    if (mode === 'silent') return void client.on('data', () => undefined);
-    const upstream = net.connect(Number(port), hostname);
-    open.add(upstream);
-    upstream.on('close', () => open.delete(upstream)).on('error', () => client.destroy());
-    client.on('close', () => upstream.destroy());
-    upstream.on('close', () => client.destroy());
-    client.pipe(upstream).pipe(client);
-  });
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const drop = () => {
-    for (const socket of open) socket.destroy();
-  };
-  onTestFinished(async () => {
-    drop();
-    await new Promise((resolve) => server.close(resolve));
-  });
-  return {
-    url: `redis://127.0.0.1:${(server.address() as net.AddressInfo).port}`,
-    set(next: typeof mode) {
-      mode = next;
-      drop();
-    },
-  };
-}
 
 const PREFIX = 'graph:principal-credentials:';
 
@@ -55,7 +17,8 @@ describe.skipIf(!requireBinary('redis-server'))('service credentials held in Red
   async function setUp() {
     const redis = await startRedis();
     onTestFinished(() => redis.close());
-    const relay = await startRedisRelay(redis.url);
+    const relay = await startTcpRelay(redis.url);
+    onTestFinished(() => relay.close());
     const admin = new Redis(redis.url);
     onTestFinished(() => void admin.disconnect());
     return { redis, relay, admin };
@@ -87,7 +50,7 @@ describe.skipIf(!requireBinary('redis-server'))('service credentials held in Red
     }
 
     const token = await partner();
-    relay.set('down');
+    relay.set('refuse');
     await recognition.clearRequests();
     const during = await ask(token);
     expect(during.status).toBe(503);
@@ -97,7 +60,7 @@ describe.skipIf(!requireBinary('redis-server'))('service credentials held in Red
     expect(await recognition.requests()).toEqual([]);
 
     // Redis back: the failed read was not remembered, so the next request is served (not 30 s later).
-    relay.set('up');
+    relay.set('pass');
     const started = Date.now();
     await expect.poll(async () => (await ask(token)).status, { timeout: 8000, interval: 100 }).toBe(200);
     expect(Date.now() - started).toBeLessThan(8000);
@@ -107,7 +70,7 @@ describe.skipIf(!requireBinary('redis-server'))('service credentials held in Red
 
     // A Redis that accepts the connection and never answers: 503 after the read's timeout, not a hang.
     const other = await partner();
-    relay.set('silent');
+    relay.set('ignore');
     const asked = Date.now();
     const silent = await ask(other);
     expect(Date.now() - asked).toBeLessThan(3000);
@@ -125,7 +88,7 @@ describe.skipIf(!requireBinary('redis-server'))('service credentials held in Red
     onTestFinished(() => store.close());
 
     expect(await store.credentialsFor('known')).toEqual({ 'x-recognition-token': DEMO_TOKENS.member });
-    relay.set('down');
+    relay.set('refuse');
     await new Promise((resolve) => setTimeout(resolve, 100));
     // Its cached answer has run out: the last good one stands in while Redis fails.
     expect(await store.credentialsFor('known')).toEqual({ 'x-recognition-token': DEMO_TOKENS.member });
@@ -137,7 +100,7 @@ describe.skipIf(!requireBinary('redis-server'))('service credentials held in Red
     await new Promise((resolve) => setTimeout(resolve, 1600));
     await expect(store.credentialsFor('known')).rejects.toBeInstanceOf(CredentialsUnavailable);
 
-    relay.set('up');
+    relay.set('pass');
     await expect.poll(() => store.credentialsFor('newcomer').catch(() => 'failed'), { timeout: 8000, interval: 100 }).toEqual({ 'x-dashboards-token': 'dash-token-0123456789' });
     expect(await store.credentialsFor('known')).toEqual({ 'x-recognition-token': DEMO_TOKENS.member });
   });
@@ -147,7 +110,7 @@ describe.skipIf(!requireBinary('redis-server'))('service credentials held in Red
     await admin.hset(`${PREFIX}someone`, 'x-recognition-token', DEMO_TOKENS.member);
     const store = createCredentialStore({ redisUrl: relay.url });
     onTestFinished(() => store.close());
-    relay.set('silent');
+    relay.set('ignore');
     const started = Date.now();
     const outcomes = await Promise.allSettled(Array.from({ length: 20 }, () => store.credentialsFor('someone')));
     expect(Date.now() - started).toBeLessThan(2000);

@@ -1,4 +1,3 @@
-import net, { type Socket } from 'node:net';
 import { afterAll, afterEach, describe, expect, it } from 'vitest';
 import { parse, type ExecutionResult } from 'graphql';
 import { DEMO_TOKENS } from '../../emulators/recognition/data.ts';
@@ -6,6 +5,7 @@ import { isPushIterator } from '../../gateway/subscriptions/pushIterator.ts';
 import { knownSecrets } from '../support/logs.ts';
 import { startRecognitionEmulator, startRecognitionGateway, startRecognitionSubgraph } from '../support/recognitionPieces.ts';
 import { subscribeMultipart, subscribeSse, subscribeWs, type Collected } from '../support/subscribers.ts';
+import { startTcpRelay } from '../support/tcpRelay.ts';
 import { waitForEventSubscriptions, waitUntil } from '../support/waitFor.ts';
 
 /**
@@ -14,53 +14,11 @@ import { waitForEventSubscriptions, waitUntil } from '../support/waitFor.ts';
  * clients resuming from a cursor into a stream others already hold.
  */
 
-/**
- * A TCP relay between the gateway and the subgraph that can drop every socket it carries and turn
- * new ones away for a while: the gateway's upstream stream breaks with nothing the subgraph decided.
- */
-async function startCuttableRelay(target: string) {
-  const { hostname, port } = new URL(target);
-  const sockets = new Set<Socket>();
-  let holding = false;
-  const server = net.createServer((client) => {
-    if (holding) return void client.destroy();
-    const upstream = net.connect(Number(port), hostname);
-    const cut = () => {
-      for (const socket of [client, upstream]) {
-        socket.destroy();
-        sockets.delete(socket);
-      }
-    };
-    for (const socket of [client, upstream]) {
-      sockets.add(socket);
-      socket.on('close', cut).on('error', cut);
-    }
-    client.pipe(upstream).pipe(client);
-  });
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const { port: relayPort } = server.address() as net.AddressInfo;
-  return {
-    url: `http://127.0.0.1:${relayPort}/graphql`,
-    /** Drops every socket and refuses new ones until `release`. */
-    hold() {
-      holding = true;
-      for (const socket of sockets) socket.destroy();
-    },
-    release() {
-      holding = false;
-    },
-    close: () => new Promise<void>((resolve) => {
-      for (const socket of sockets) socket.destroy();
-      server.close(() => resolve());
-    }),
-  };
-}
-
 const SECRET = 'resuming-secret-7c1e9a3b5d';
 knownSecrets.add(SECRET);
 const emulator = await startRecognitionEmulator();
 const subgraph = await startRecognitionSubgraph(emulator.url, { webhookSecret: SECRET, credentialCheckTtlMs: 60_000 });
-const relay = await startCuttableRelay(subgraph.graphqlUrl);
+const relay = await startTcpRelay(subgraph.graphqlUrl);
 const gateway = await startRecognitionGateway(relay.url);
 afterAll(async () => {
   await gateway.close();
@@ -72,7 +30,7 @@ afterAll(async () => {
 const member = { 'x-recognition-token': DEMO_TOKENS.member };
 const open: Collected[] = [];
 afterEach(async () => {
-  relay.release();
+  relay.set('pass');
   for (const subscription of open.splice(0)) subscription.close();
   await waitForEventSubscriptions(subgraph.graphqlUrl, 0);
   await waitUntil(() => gateway.subscriptions.stats().upstreams === 0, () => 'every gateway stream let go');
@@ -111,11 +69,11 @@ const ids = (results: ExecutionResult<Record<string, unknown>>[]) => events(resu
 
 /** Breaks the gateway's upstream sockets, gives bonuses while it cannot reconnect, then lets it. */
 async function dropUpstreamDuring(count: number, streams: number): Promise<string[]> {
-  relay.hold();
+  relay.set('refuse');
   await waitForEventSubscriptions(subgraph.graphqlUrl, 0);
   const given: string[] = [];
   for (let index = 0; index < count; index += 1) given.push(await giveBonus());
-  relay.release();
+  relay.set('pass');
   await waitForEventSubscriptions(subgraph.graphqlUrl, streams);
   return given;
 }
