@@ -130,7 +130,8 @@ export function batchedReadMetrics(registry: Registry, batchers: () => Iterable<
 
 /** The micro-cache of opted-in reads: hits made no subgraph request; misses did (or joined one in flight). */
 export function microCacheMetrics(registry: Registry, cache: Pick<MicroCache, 'hits' | 'misses' | 'entries' | 'bytes'>): void {
-  const total = (name: string, help: string, read: () => number) => totalCounter(registry, name, help, read);
+  totalCounter(registry, 'gateway_micro_cache_hits_total', 'Subgraph reads of opted-in root fields answered from the micro-cache', () => cache.hits);
+  totalCounter(registry, 'gateway_micro_cache_misses_total', 'Subgraph reads of opted-in root fields not in the micro-cache (or expired)', () => cache.misses);
   const gauge = (name: string, help: string, read: () => number) =>
     new Gauge({
       name,

@@ -4,6 +4,7 @@ import { readGatewayConfig } from '../../gateway/config.ts';
 import { ConfigError } from '../../lib/config.ts';
 import { startGateway } from '../../gateway/server.ts';
 import { testLogger } from '../support/logs.ts';
+import { scrapeMetrics } from '../support/metrics.ts';
 import { startTestStack } from '../support/stack.ts';
 
 const t = await startTestStack();
@@ -31,8 +32,10 @@ async function gql(query: string, token: string = DEMO_TOKENS.member, url = gate
 }
 const upstreamCalls = async () => (await recognition.requests()).filter((request) => !request.path.startsWith('/__emulator')).map((request) => `${request.method} ${request.path}`);
 async function metric(name: string): Promise<number> {
-  const text = await (await fetch(gateway.graphqlUrl.replace(/\/graphql$/, '/metrics'))).text();
-  return Number(new RegExp(`^${name} (\\d+)`, 'm').exec(text)?.[1] ?? Number.NaN);
+  const text = await scrapeMetrics(gateway.graphqlUrl.replace(/\/graphql$/, '/metrics'));
+  const value = new RegExp(`^${name} (\\d+)`, 'm').exec(text)?.[1];
+  if (value === undefined) throw new Error(`${name} is not in /metrics`);
+  return Number(value);
 }
 
 const CATALOG = '{ rewardCatalog { name rewards { name } } }';
