@@ -1,7 +1,6 @@
 import { spawn } from 'node:child_process';
 import net from 'node:net';
 import { GraphQLBoolean, GraphQLNonNull, GraphQLObjectType, GraphQLSchema, GraphQLString, parse, subscribe, type ExecutionResult } from 'graphql';
-import { Redis } from 'ioredis';
 import { describe, expect, it, onTestFinished } from 'vitest';
 import { startEmulator } from '../../emulators/kit/emulator.ts';
 import { createMessagingEmulator } from '../../emulators/messaging/emulator.ts';

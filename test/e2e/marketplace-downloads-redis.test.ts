@@ -1,5 +1,4 @@
 import { afterAll, describe, expect, it } from 'vitest';
-import { Redis } from 'ioredis';
 import { DEMO_CREDENTIALS } from '../../emulators/marketplace/data.ts';
 import { createRedisDownloadStore } from '../../subgraphs/kit/redisDownloads.ts';
 import { requireBinary } from '../support/binaries.ts';
